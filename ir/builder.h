@@ -1,0 +1,80 @@
+// Builds operations at an insertion point. Used by passes, tests and the
+// parser alike, so every op is made the same way.
+//
+//   OpBuilder b(kernel.body());
+//   Value* c0 = b.Constant(0, DType::kIndex);
+//   Value* tx = b.Create(OpKind::kThreadId, {}, {{"dim", Attribute::Enum("x")}},
+//                        {Type::Scalar(DType::kIndex)}, {"tx"})->result();
+#ifndef KIR_IR_BUILDER_H_
+#define KIR_IR_BUILDER_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace kir {
+
+// A buffer reference operand: `%buf[%i, %j]`.
+inline Operand Ref(Value* buffer, std::vector<Value*> indices) {
+  return Operand{buffer, true, std::move(indices)};
+}
+// A plain value operand.
+inline Operand Use(Value* value) { return Operand{value, false, {}}; }
+
+using AttrList = std::vector<std::pair<std::string, Attribute>>;
+
+class OpBuilder {
+ public:
+  // Inserts at the end of `region`.
+  explicit OpBuilder(Region& region);
+  // Inserts before position `index` of `region`.
+  OpBuilder(Region& region, int index);
+
+  Region& region() const { return *region_; }
+  int index() const { return index_; }
+  void SetInsertionPoint(Region& region, int index);
+  void SetInsertionPointToEnd(Region& region);
+  // New ops get this location and provenance.
+  void set_loc(Location loc) { loc_ = std::move(loc); }
+  void set_provenance(Provenance provenance) {
+    provenance_ = std::move(provenance);
+  }
+
+  // Creates and inserts an op; advances the insertion point past it. Checks
+  // the operand slots and attribute names against the op's spec (not types:
+  // that is the verifier's job).
+  Op* Create(OpKind kind, std::vector<Operand> operands, AttrList attrs = {},
+             std::vector<Type> result_types = {},
+             std::vector<std::string> result_names = {});
+
+  // Conveniences for the most common ops.
+  Value* Constant(int64_t value, DType dtype, std::string name = "");
+  Value* FloatConstant(double value, DType dtype, std::string name = "");
+  Value* Binary(OpKind kind, Value* lhs, Value* rhs, std::string name = "");
+  Value* Compare(absl::string_view predicate, Value* lhs, Value* rhs,
+                 std::string name = "");
+
+  // Structured ops. Each returns the op; fill its regions with a builder
+  // made on `op->region(i)`.
+  Op* For(Value* lower, Value* upper, Value* step, std::string iv_name = "i",
+          int unroll = 1);
+  Op* If(Value* condition);  // both regions exist; else may stay empty
+  Op* Role(std::string name, int warp_begin, int warp_end);
+  Op* SplitK(Value* partial, absl::string_view dim = "z",
+             absl::string_view reduce = "add");
+
+ private:
+  Kernel& kernel() const { return *region_->kernel(); }
+  Op* Insert(std::unique_ptr<Op> op);
+
+  Region* region_;
+  int index_;
+  Location loc_;
+  Provenance provenance_;
+};
+
+}  // namespace kir
+
+#endif  // KIR_IR_BUILDER_H_

@@ -1,0 +1,423 @@
+#include "ir/ir.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "ir/check.h"
+
+namespace kir {
+
+// ---------------------------------------------------------------------------
+// The op table, built once from ops.def.
+
+namespace {
+
+std::vector<OperandSlot> ParseOperandSpec(absl::string_view spec) {
+  std::vector<OperandSlot> slots;
+  if (spec.empty()) return slots;
+  for (absl::string_view item : absl::StrSplit(spec, ',')) {
+    if (item == "v") {
+      slots.push_back(OperandSlot::kValue);
+    } else if (item == "r") {
+      slots.push_back(OperandSlot::kRef);
+    } else if (item == "b") {
+      slots.push_back(OperandSlot::kBuffer);
+    } else if (item == "v*") {
+      slots.push_back(OperandSlot::kVariadic);
+    } else {
+      KIR_CHECK(false) << "bad operand spec '" << item << "'";
+    }
+  }
+  return slots;
+}
+
+Attribute ParseDefault(const AttrSpec& spec, absl::string_view text) {
+  switch (spec.kind) {
+    case AttrKind::kInt: {
+      int64_t value = 0;
+      KIR_CHECK(absl::SimpleAtoi(text, &value)) << text;
+      return Attribute::Int(value);
+    }
+    case AttrKind::kEnum: return Attribute::Enum(std::string(text));
+    case AttrKind::kString: return Attribute::String(std::string(text));
+    default: KIR_CHECK(false) << "no default for attribute " << spec.name;
+  }
+  return {};
+}
+
+// Splits on commas that are not inside parentheses.
+std::vector<absl::string_view> SplitTopLevel(absl::string_view spec) {
+  std::vector<absl::string_view> items;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    if (spec[i] == '(') ++depth;
+    if (spec[i] == ')') --depth;
+    if (spec[i] == ',' && depth == 0) {
+      items.push_back(spec.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (start < spec.size()) items.push_back(spec.substr(start));
+  return items;
+}
+
+std::vector<AttrSpec> ParseAttrSpec(absl::string_view spec) {
+  std::vector<AttrSpec> attrs;
+  for (absl::string_view item : SplitTopLevel(spec)) {
+    AttrSpec attr;
+    if (!item.empty() && item.front() == '^') {
+      attr.positional = true;
+      item.remove_prefix(1);
+    }
+    if (!item.empty() && item.back() == '?') {
+      attr.optional = true;
+      item.remove_suffix(1);
+    }
+    size_t colon = item.find(':');
+    KIR_CHECK(colon != absl::string_view::npos) << item;
+    attr.name = std::string(item.substr(0, colon));
+    absl::string_view rest = item.substr(colon + 1);
+    absl::string_view default_text;
+    size_t equals = rest.find('=');
+    bool has_default = equals != absl::string_view::npos;
+    if (has_default) {
+      default_text = rest.substr(equals + 1);
+      rest = rest.substr(0, equals);
+    }
+    if (rest == "int") {
+      attr.kind = AttrKind::kInt;
+    } else if (rest == "number") {
+      attr.kind = AttrKind::kNumber;
+    } else if (rest == "flag") {
+      attr.kind = AttrKind::kFlag;
+      attr.default_value = Attribute::Flag(false);
+    } else if (rest == "str") {
+      attr.kind = AttrKind::kString;
+    } else if (rest == "ints") {
+      attr.kind = AttrKind::kInts;
+    } else if (absl::StartsWith(rest, "enum(")) {
+      attr.kind = AttrKind::kEnum;
+      absl::string_view values = rest.substr(5, rest.size() - 6);
+      for (absl::string_view v : absl::StrSplit(values, '|')) {
+        attr.enum_values.emplace_back(v);
+      }
+    } else {
+      KIR_CHECK(false) << "bad attribute kind '" << rest << "'";
+    }
+    if (has_default) attr.default_value = ParseDefault(attr, default_text);
+    attrs.push_back(std::move(attr));
+  }
+  return attrs;
+}
+
+std::vector<OpInfo> BuildOpTable() {
+  std::vector<OpInfo> table;
+#define KIR_OP(name, mnemonic, operands, attrs, results, regions)          \
+  table.push_back(OpInfo{OpKind::name, mnemonic, ParseOperandSpec(operands), \
+                         ParseAttrSpec(attrs), results, regions});
+#include "ir/ops.def"
+#undef KIR_OP
+  return table;
+}
+
+const std::vector<OpInfo>& OpTable() {
+  static const std::vector<OpInfo>* table =
+      new std::vector<OpInfo>(BuildOpTable());
+  return *table;
+}
+
+}  // namespace
+
+const AttrSpec* OpInfo::FindAttr(absl::string_view name) const {
+  for (const AttrSpec& attr : attrs) {
+    if (attr.name == name) return &attr;
+  }
+  return nullptr;
+}
+
+const OpInfo& GetOpInfo(OpKind kind) {
+  return OpTable()[static_cast<int>(kind)];
+}
+
+std::optional<OpKind> FindOpKind(absl::string_view mnemonic) {
+  for (const OpInfo& info : OpTable()) {
+    if (info.mnemonic == mnemonic) return info.kind;
+  }
+  return std::nullopt;
+}
+
+absl::string_view Mnemonic(OpKind kind) { return GetOpInfo(kind).mnemonic; }
+
+// ---------------------------------------------------------------------------
+// Attribute.
+
+Attribute Attribute::Int(int64_t value) {
+  Attribute attr;
+  attr.kind = AttrKind::kInt;
+  attr.int_value = value;
+  return attr;
+}
+
+Attribute Attribute::Integer(int64_t value) {
+  Attribute attr;
+  attr.kind = AttrKind::kNumber;
+  attr.int_value = value;
+  attr.float_value = static_cast<double>(value);
+  return attr;
+}
+
+Attribute Attribute::Float(double value) {
+  Attribute attr;
+  attr.kind = AttrKind::kNumber;
+  attr.is_integral = false;
+  attr.float_value = value;
+  return attr;
+}
+
+Attribute Attribute::Flag(bool value) {
+  Attribute attr;
+  attr.kind = AttrKind::kFlag;
+  attr.int_value = value ? 1 : 0;
+  return attr;
+}
+
+Attribute Attribute::String(std::string value) {
+  Attribute attr;
+  attr.kind = AttrKind::kString;
+  attr.string_value = std::move(value);
+  return attr;
+}
+
+Attribute Attribute::Enum(std::string value) {
+  Attribute attr;
+  attr.kind = AttrKind::kEnum;
+  attr.string_value = std::move(value);
+  return attr;
+}
+
+Attribute Attribute::Ints(std::vector<int64_t> values) {
+  Attribute attr;
+  attr.kind = AttrKind::kInts;
+  attr.ints = std::move(values);
+  return attr;
+}
+
+bool Attribute::operator==(const Attribute& other) const {
+  if (kind != other.kind) return false;
+  switch (kind) {
+    case AttrKind::kInt:
+    case AttrKind::kFlag: return int_value == other.int_value;
+    case AttrKind::kNumber:
+      if (is_integral != other.is_integral) return false;
+      if (is_integral) return int_value == other.int_value;
+      // Bitwise, so that NaN equals itself and -0 differs from 0.
+      return std::memcmp(&float_value, &other.float_value, sizeof(double)) ==
+             0;
+    case AttrKind::kString:
+    case AttrKind::kEnum: return string_value == other.string_value;
+    case AttrKind::kInts: return ints == other.ints;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// Op.
+
+Op* Op::parent_op() const { return parent_ ? parent_->parent_op() : nullptr; }
+
+const Attribute* Op::FindAttr(absl::string_view name) const {
+  for (const auto& [attr_name, value] : attrs_) {
+    if (attr_name == name) return &value;
+  }
+  return nullptr;
+}
+
+const Attribute& Op::GetAttr(absl::string_view name) const {
+  if (const Attribute* attr = FindAttr(name)) return *attr;
+  const AttrSpec* spec = info().FindAttr(name);
+  KIR_CHECK(spec != nullptr) << mnemonic() << " has no attribute " << name;
+  KIR_CHECK(spec->default_value.has_value())
+      << mnemonic() << " is missing attribute " << name;
+  return *spec->default_value;
+}
+
+int64_t Op::GetInt(absl::string_view name) const {
+  return GetAttr(name).int_value;
+}
+
+bool Op::GetFlag(absl::string_view name) const {
+  return GetAttr(name).int_value != 0;
+}
+
+const std::string& Op::GetString(absl::string_view name) const {
+  return GetAttr(name).string_value;
+}
+
+void Op::SetAttr(absl::string_view name, Attribute value) {
+  const OpInfo& op_info = info();
+  const AttrSpec* spec = op_info.FindAttr(name);
+  KIR_CHECK(spec != nullptr) << mnemonic() << " has no attribute " << name;
+  for (auto& [attr_name, attr] : attrs_) {
+    if (attr_name == name) {
+      attr = std::move(value);
+      return;
+    }
+  }
+  // Keep spec order so printing and comparison are canonical.
+  size_t position = 0;
+  for (const AttrSpec& candidate : op_info.attrs) {
+    if (candidate.name == name) break;
+    if (position < attrs_.size() && attrs_[position].first == candidate.name) {
+      ++position;
+    }
+  }
+  attrs_.insert(attrs_.begin() + position,
+                {std::string(name), std::move(value)});
+}
+
+void Op::RemoveAttr(absl::string_view name) {
+  for (auto it = attrs_.begin(); it != attrs_.end(); ++it) {
+    if (it->first == name) {
+      attrs_.erase(it);
+      return;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Region.
+
+int Region::IndexOf(const Op* op) const {
+  for (int i = 0; i < size(); ++i) {
+    if (ops_[i].get() == op) return i;
+  }
+  KIR_CHECK(false) << "op is not in this region";
+  return -1;
+}
+
+Op* Region::Insert(int index, std::unique_ptr<Op> op) {
+  KIR_CHECK(index >= 0 && index <= size());
+  op->parent_ = this;
+  Op* raw = op.get();
+  ops_.insert(ops_.begin() + index, std::move(op));
+  return raw;
+}
+
+std::unique_ptr<Op> Region::Take(int index) {
+  KIR_CHECK(index >= 0 && index < size());
+  std::unique_ptr<Op> op = std::move(ops_[index]);
+  ops_.erase(ops_.begin() + index);
+  op->parent_ = nullptr;
+  return op;
+}
+
+// ---------------------------------------------------------------------------
+// Kernel and module.
+
+std::optional<int64_t> Dim3::StaticVolume() const {
+  int64_t volume = 1;
+  for (int i = 0; i < 3; ++i) {
+    std::optional<int64_t> d = (*this)[i].AsConstant();
+    if (!d) return std::nullopt;
+    volume *= *d;
+  }
+  return volume;
+}
+
+Kernel::Kernel(std::string name, Location loc)
+    : name_(std::move(name)), loc_(std::move(loc)),
+      body_(new Region(this, nullptr)) {}
+
+Value* Kernel::AddSize(std::string name, Location loc) {
+  KIR_CHECK(ClaimName(name)) << "name %" << name << " is taken";
+  sizes_.push_back(std::unique_ptr<Value>(new Value(
+      Value::Kind::kSize, Type::Scalar(DType::kIndex), std::move(name),
+      std::move(loc))));
+  sizes_.back()->index_ = static_cast<int>(sizes_.size()) - 1;
+  return sizes_.back().get();
+}
+
+Param& Kernel::AddParam(std::string name, Type type, Param param,
+                        Location loc) {
+  KIR_CHECK(ClaimName(name)) << "name %" << name << " is taken";
+  param_values_.push_back(std::unique_ptr<Value>(new Value(
+      Value::Kind::kParam, std::move(type), std::move(name), std::move(loc))));
+  param_values_.back()->index_ = static_cast<int>(params_.size());
+  param.value = param_values_.back().get();
+  params_.push_back(std::move(param));
+  return params_.back();
+}
+
+const Param* Kernel::FindParam(const Value* value) const {
+  for (const Param& param : params_) {
+    if (param.value == value) return &param;
+  }
+  return nullptr;
+}
+
+std::string Kernel::FreshName(absl::string_view hint) {
+  std::string base = hint.empty() ? "v" : std::string(hint);
+  if (!IsNameTaken(base)) return base;
+  for (int suffix = 1;; ++suffix) {
+    std::string candidate = absl::StrCat(base, "_", suffix);
+    if (!IsNameTaken(candidate)) return candidate;
+  }
+}
+
+bool Kernel::IsNameTaken(absl::string_view name) const {
+  return names_.find(name) != names_.end();
+}
+
+bool Kernel::ClaimName(const std::string& name) {
+  return names_.insert(name).second;
+}
+
+std::unique_ptr<Op> Kernel::CreateOp(
+    OpKind kind, Location loc, const std::vector<Type>& result_types,
+    const std::vector<std::string>& result_names) {
+  std::unique_ptr<Op> op(new Op(kind));
+  op->loc_ = std::move(loc);
+  for (size_t i = 0; i < result_types.size(); ++i) {
+    std::string hint = i < result_names.size() ? result_names[i] : "";
+    std::string name = FreshName(hint);
+    ClaimName(name);
+    op->results_.push_back(std::unique_ptr<Value>(
+        new Value(Value::Kind::kResult, result_types[i], std::move(name),
+                  op->loc_)));
+    op->results_.back()->op_ = op.get();
+    op->results_.back()->index_ = static_cast<int>(i);
+  }
+  return op;
+}
+
+Region& Kernel::AddRegion(Op& op, const std::vector<Type>& argument_types,
+                          const std::vector<std::string>& argument_names) {
+  op.regions_.push_back(std::unique_ptr<Region>(new Region(this, &op)));
+  Region& region = *op.regions_.back();
+  for (size_t i = 0; i < argument_types.size(); ++i) {
+    std::string hint = i < argument_names.size() ? argument_names[i] : "";
+    std::string name = FreshName(hint);
+    ClaimName(name);
+    region.arguments_.push_back(std::unique_ptr<Value>(
+        new Value(Value::Kind::kRegionArgument, argument_types[i],
+                  std::move(name), op.loc())));
+    region.arguments_.back()->region_ = &region;
+    region.arguments_.back()->op_ = &op;
+    region.arguments_.back()->index_ = static_cast<int>(i);
+  }
+  return region;
+}
+
+Kernel* Module::FindKernel(absl::string_view name) const {
+  for (const auto& kernel : kernels) {
+    if (kernel->name() == name) return kernel.get();
+  }
+  return nullptr;
+}
+
+}  // namespace kir

@@ -1,0 +1,394 @@
+// The kir IR: modules of kernels; a kernel is a structured per-thread SIMT
+// program (like CUDA C++) made of operations in nested regions.
+//
+// Values are SSA and immutable; mutable state lives in buffers (global
+// tensors, shared and register allocations, workspaces), addressed by a
+// logical index tuple, outermost dimension first. Every value has a name that
+// is unique in its kernel, so printed output is deterministic and stable.
+//
+// Operation kinds are listed once, in ir/ops.def; what an operation reads and
+// writes and how it completes is in the effects table (ir/effects.h).
+#ifndef KIR_IR_IR_H_
+#define KIR_IR_IR_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/types/span.h"
+#include "ir/location.h"
+#include "ir/types.h"
+
+namespace kir {
+
+class Op;
+class Region;
+class Kernel;
+
+enum class OpKind {
+#define KIR_OP(name, mnemonic, operands, attrs, results, regions) name,
+#include "ir/ops.def"
+#undef KIR_OP
+};
+inline constexpr int kNumOpKinds = 0
+#define KIR_OP(name, mnemonic, operands, attrs, results, regions) +1
+#include "ir/ops.def"
+#undef KIR_OP
+    ;
+
+// ---------------------------------------------------------------------------
+// Values.
+
+class Value {
+ public:
+  enum class Kind { kSize, kParam, kResult, kRegionArgument };
+
+  Kind kind() const { return kind_; }
+  const Type& type() const { return type_; }
+  void set_type(Type type) { type_ = std::move(type); }
+  // The name without '%'; unique within the kernel.
+  const std::string& name() const { return name_; }
+  const Location& loc() const { return loc_; }
+  // The defining operation of a result, the owner of a region argument.
+  Op* defining_op() const { return op_; }
+  Region* owning_region() const { return region_; }
+  int index() const { return index_; }  // result or argument position
+
+ private:
+  friend class Op;
+  friend class Region;
+  friend class Kernel;
+  Value(Kind kind, Type type, std::string name, Location loc)
+      : kind_(kind), type_(std::move(type)), name_(std::move(name)),
+        loc_(std::move(loc)) {}
+
+  Kind kind_;
+  Type type_;
+  std::string name_;
+  Location loc_;
+  Op* op_ = nullptr;
+  Region* region_ = nullptr;
+  int index_ = 0;
+};
+
+// One operand slot: a value, and for buffer references (`%buf[%i, %j]`) the
+// index tuple, outermost first.
+//
+// `distance` is for tokens only: a wait may name the instance of a token
+// committed `distance` iterations earlier of the innermost loop around the
+// commit (`%t@1`); a token used after its loop names the last instance.
+struct Operand {
+  Value* value = nullptr;
+  bool indexed = false;
+  std::vector<Value*> indices;
+  int distance = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Attributes.
+
+enum class AttrKind { kInt, kNumber, kFlag, kString, kInts, kEnum };
+
+struct Attribute {
+  AttrKind kind = AttrKind::kInt;
+  int64_t int_value = 0;      // kInt, kFlag (0/1), kNumber when integral
+  double float_value = 0;     // kNumber when !is_integral
+  bool is_integral = true;    // kNumber
+  std::string string_value;   // kString, kEnum
+  std::vector<int64_t> ints;  // kInts
+
+  static Attribute Int(int64_t value);
+  static Attribute Integer(int64_t value);  // a kNumber holding an integer
+  static Attribute Float(double value);     // a kNumber holding a float
+  static Attribute Flag(bool value);
+  static Attribute String(std::string value);
+  static Attribute Enum(std::string value);
+  static Attribute Ints(std::vector<int64_t> values);
+
+  bool operator==(const Attribute& other) const;
+  bool operator!=(const Attribute& other) const { return !(*this == other); }
+};
+
+struct AttrSpec {
+  std::string name;
+  AttrKind kind = AttrKind::kInt;
+  std::vector<std::string> enum_values;  // kEnum
+  std::optional<Attribute> default_value;
+  bool optional = false;    // may be absent (no default)
+  bool positional = false;  // printed bare after the mnemonic
+};
+
+enum class OperandSlot { kValue, kRef, kBuffer, kVariadic };
+
+// Static facts about an op kind, from ops.def.
+struct OpInfo {
+  OpKind kind;
+  std::string mnemonic;
+  std::vector<OperandSlot> operands;
+  std::vector<AttrSpec> attrs;
+  int num_results = 0;  // -1: any number
+  int num_regions = 0;
+
+  const AttrSpec* FindAttr(absl::string_view name) const;
+};
+
+const OpInfo& GetOpInfo(OpKind kind);
+std::optional<OpKind> FindOpKind(absl::string_view mnemonic);
+absl::string_view Mnemonic(OpKind kind);
+
+// Records why a pass inserted an operation: the pass and the source
+// locations of the accesses that required it.
+struct Provenance {
+  std::string pass;
+  std::vector<Location> because;
+  bool empty() const { return pass.empty(); }
+};
+
+// ---------------------------------------------------------------------------
+// Operations and regions.
+
+class Op {
+ public:
+  OpKind kind() const { return kind_; }
+  const OpInfo& info() const { return GetOpInfo(kind_); }
+  absl::string_view mnemonic() const { return info().mnemonic; }
+  const Location& loc() const { return loc_; }
+  void set_loc(Location loc) { loc_ = std::move(loc); }
+  const Provenance& provenance() const { return provenance_; }
+  void set_provenance(Provenance provenance) {
+    provenance_ = std::move(provenance);
+  }
+
+  // Operands.
+  int num_operands() const { return static_cast<int>(operands_.size()); }
+  const Operand& operand(int i) const { return operands_[i]; }
+  Operand& mutable_operand(int i) { return operands_[i]; }
+  Value* operand_value(int i) const { return operands_[i].value; }
+  const std::vector<Operand>& operands() const { return operands_; }
+  std::vector<Operand>& mutable_operands() { return operands_; }
+  // Calls `fn(Value*&)` on every used value: operands and their indices.
+  template <typename Fn>
+  void ForEachUse(Fn&& fn) {
+    for (Operand& operand : operands_) {
+      fn(operand.value);
+      for (Value*& index : operand.indices) fn(index);
+    }
+  }
+  template <typename Fn>
+  void ForEachUse(Fn&& fn) const {
+    for (const Operand& operand : operands_) {
+      fn(static_cast<const Value*>(operand.value));
+      for (const Value* index : operand.indices) fn(index);
+    }
+  }
+
+  // Results.
+  int num_results() const { return static_cast<int>(results_.size()); }
+  Value* result(int i = 0) const { return results_[i].get(); }
+
+  // Attributes, kept in the order of the op's spec.
+  const std::vector<std::pair<std::string, Attribute>>& attrs() const {
+    return attrs_;
+  }
+  const Attribute* FindAttr(absl::string_view name) const;
+  // The attribute or its default; checks that one of them exists.
+  const Attribute& GetAttr(absl::string_view name) const;
+  int64_t GetInt(absl::string_view name) const;
+  bool GetFlag(absl::string_view name) const;
+  const std::string& GetString(absl::string_view name) const;  // str or enum
+  void SetAttr(absl::string_view name, Attribute value);
+  void RemoveAttr(absl::string_view name);
+
+  // Regions.
+  int num_regions() const { return static_cast<int>(regions_.size()); }
+  Region& region(int i) const { return *regions_[i]; }
+
+  // The region this op is in, and the op owning that region (null at the
+  // kernel's top level).
+  Region* parent_region() const { return parent_; }
+  Op* parent_op() const;
+
+ private:
+  friend class Region;
+  friend class Kernel;
+  friend class OpBuilder;
+  explicit Op(OpKind kind) : kind_(kind) {}
+
+  OpKind kind_;
+  std::vector<Operand> operands_;
+  std::vector<std::unique_ptr<Value>> results_;
+  std::vector<std::pair<std::string, Attribute>> attrs_;
+  std::vector<std::unique_ptr<Region>> regions_;
+  Region* parent_ = nullptr;
+  Location loc_;
+  Provenance provenance_;
+};
+
+// An ordered list of operations with optional arguments (a for's induction
+// variable). Owned by an op or by the kernel (its body).
+class Region {
+ public:
+  using OpList = std::vector<std::unique_ptr<Op>>;
+
+  Op* parent_op() const { return parent_op_; }
+  Kernel* kernel() const { return kernel_; }
+
+  int num_arguments() const { return static_cast<int>(arguments_.size()); }
+  Value* argument(int i) const { return arguments_[i].get(); }
+
+  bool empty() const { return ops_.empty(); }
+  int size() const { return static_cast<int>(ops_.size()); }
+  Op& op(int i) const { return *ops_[i]; }
+  const OpList& ops() const { return ops_; }
+  // Position of `op` in this region; checks that it is here.
+  int IndexOf(const Op* op) const;
+
+  // Inserts `op` before position `index` (size() appends); returns it.
+  Op* Insert(int index, std::unique_ptr<Op> op);
+  Op* Append(std::unique_ptr<Op> op) { return Insert(size(), std::move(op)); }
+  // Removes and returns the op at `index`.
+  std::unique_ptr<Op> Take(int index);
+  // Removes ops for which `pred(op)` is true, keeping order.
+  template <typename Pred>
+  int EraseIf(Pred&& pred) {
+    int erased = 0;
+    OpList kept;
+    kept.reserve(ops_.size());
+    for (auto& op : ops_) {
+      if (pred(*op)) {
+        ++erased;
+      } else {
+        kept.push_back(std::move(op));
+      }
+    }
+    ops_ = std::move(kept);
+    return erased;
+  }
+
+ private:
+  friend class Op;
+  friend class Kernel;
+  friend class OpBuilder;
+  Region(Kernel* kernel, Op* parent) : kernel_(kernel), parent_op_(parent) {}
+
+  Kernel* kernel_;
+  Op* parent_op_;
+  std::vector<std::unique_ptr<Value>> arguments_;
+  OpList ops_;
+};
+
+// Calls `fn(Op&)` on every op in `region` and nested regions, in program
+// order, parents before their children.
+template <typename Fn>
+void Walk(Region& region, Fn&& fn) {
+  for (int i = 0; i < region.size(); ++i) {
+    Op& op = region.op(i);
+    fn(op);
+    for (int r = 0; r < op.num_regions(); ++r) Walk(op.region(r), fn);
+  }
+}
+template <typename Fn>
+void Walk(const Region& region, Fn&& fn) {
+  for (int i = 0; i < region.size(); ++i) {
+    const Op& op = region.op(i);
+    fn(op);
+    for (int r = 0; r < op.num_regions(); ++r) Walk(op.region(r), fn);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Kernels and modules.
+
+enum class TensorLayout { kRowMajor, kColumnMajor, kStrided };
+enum class OobFill { kZero, kNan };
+
+// A kernel parameter: a global tensor, a TMA tensor map over one, or a
+// scalar.
+struct Param {
+  enum class Kind { kTensor, kTensorMap, kScalar };
+  Kind kind = Kind::kScalar;
+  Value* value = nullptr;  // owned by the kernel
+  // kTensor.
+  TensorLayout layout = TensorLayout::kRowMajor;
+  std::vector<IndexExpr> strides;  // kStrided: elements, outermost first
+  int64_t align = 16;              // base alignment in bytes
+  // kTensorMap: the tensor it maps; box shape is in the value's type.
+  Value* tensor = nullptr;
+  int swizzle = 0;  // 0, 32, 64 or 128 bytes
+  OobFill oob = OobFill::kZero;
+};
+
+// Launch dimensions (x, y, z), named as in CUDA; missing ones are 1.
+struct Dim3 {
+  IndexExpr x = IndexExpr::Constant(1);
+  IndexExpr y = IndexExpr::Constant(1);
+  IndexExpr z = IndexExpr::Constant(1);
+  // Product when all are constant.
+  std::optional<int64_t> StaticVolume() const;
+  const IndexExpr& operator[](int i) const { return i == 0 ? x : i == 1 ? y : z; }
+  IndexExpr& operator[](int i) { return i == 0 ? x : i == 1 ? y : z; }
+};
+
+class Kernel {
+ public:
+  explicit Kernel(std::string name, Location loc = {});
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  const std::string& name() const { return name_; }
+  const Location& loc() const { return loc_; }
+
+  // Symbolic sizes, bound at launch (`sizes(%M, %N)`); type index.
+  Value* AddSize(std::string name, Location loc = {});
+  const std::vector<std::unique_ptr<Value>>& sizes() const { return sizes_; }
+
+  // Parameters in order. `param.value` is filled in by AddParam.
+  Param& AddParam(std::string name, Type type, Param param, Location loc = {});
+  const std::vector<Param>& params() const { return params_; }
+  std::vector<Param>& mutable_params() { return params_; }
+  const Param* FindParam(const Value* value) const;
+
+  Dim3 grid, block, cluster;
+
+  Region& body() { return *body_; }
+  const Region& body() const { return *body_; }
+
+  // Names: every value's name is unique in the kernel. `FreshName("acc")`
+  // returns "acc", or "acc_1", "acc_2", ... if taken; deterministic.
+  std::string FreshName(absl::string_view hint);
+  bool IsNameTaken(absl::string_view name) const;
+  // Claims a name (the parser does this for names it reads); false if taken.
+  bool ClaimName(const std::string& name);
+
+  // Creates an op of `kind` with no operands or attributes; results get
+  // fresh names from `result_hints` (empty hints use "v"). Not yet inserted.
+  std::unique_ptr<Op> CreateOp(OpKind kind, Location loc,
+                               const std::vector<Type>& result_types,
+                               const std::vector<std::string>& result_names);
+  // Adds a region to `op`; its arguments get the given types and names.
+  Region& AddRegion(Op& op, const std::vector<Type>& argument_types = {},
+                    const std::vector<std::string>& argument_names = {});
+
+ private:
+  std::string name_;
+  Location loc_;
+  std::vector<std::unique_ptr<Value>> sizes_;
+  std::vector<std::unique_ptr<Value>> param_values_;
+  std::vector<Param> params_;
+  std::unique_ptr<Region> body_;
+  std::set<std::string, std::less<>> names_;
+};
+
+struct Module {
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  std::shared_ptr<const SourceFile> source;  // null when built in C++
+  Kernel* FindKernel(absl::string_view name) const;
+};
+
+}  // namespace kir
+
+#endif  // KIR_IR_IR_H_

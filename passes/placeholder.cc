@@ -1,0 +1,1 @@
+// Placeholder so the library is never empty.
