@@ -1,0 +1,94 @@
+// Which threads execute each operation, and over which group of threads each
+// value is uniform.
+//
+// Threads are numbered by linear id t = x + y*Bx + z*Bx*By within the block.
+// A value is uniform over a group (warp: aligned 32-ranges of t; warpgroup:
+// aligned 128-ranges; role; block; cluster; grid) when every thread of one
+// group instance that computes it gets the same value. So `tid.x < 32` in
+// block(128, 2) selects warps 0 and 4 and is warp-uniform; `tid.x < 48` is not.
+//
+// Used by the verifier and by every pass that places barriers, fences or
+// predicates. Sound: "uniform" and "single thread" answers are proofs;
+// anything unproven is reported as varying / many threads.
+#ifndef KIR_IR_THREAD_ANALYSIS_H_
+#define KIR_IR_THREAD_ANALYSIS_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace kir {
+
+// Ordered from finest to coarsest.
+enum class Scope { kThread, kWarp, kWarpgroup, kRole, kBlock, kCluster, kGrid };
+const char* ScopeName(Scope scope);  // "thread", "warp", ...
+
+// A set of threads of one block, by linear id. When the block shape is not
+// constant the set is unknown (`known() == false`) and means "any thread".
+class ThreadSet {
+ public:
+  static ThreadSet Unknown();
+  static ThreadSet All(int num_threads);
+  static ThreadSet None(int num_threads);
+
+  bool known() const { return known_; }
+  int num_threads() const { return static_cast<int>(bits_.size()); }
+  bool Contains(int thread) const { return !known_ || bits_[thread]; }
+  int Count() const;  // requires known()
+  // Whether the set contains whole warps only (every warp all-in or all-out).
+  bool IsWarpAligned() const;
+  std::vector<int> Warps() const;  // warps with at least one member
+  const std::vector<bool>& bits() const { return bits_; }
+  std::vector<bool>& mutable_bits() { return bits_; }
+  bool operator==(const ThreadSet& other) const;
+
+ private:
+  bool known_ = false;
+  std::vector<bool> bits_;
+};
+
+class ThreadAnalysis {
+ public:
+  explicit ThreadAnalysis(const Kernel& kernel);
+  ~ThreadAnalysis();
+  ThreadAnalysis(const ThreadAnalysis&) = delete;
+  ThreadAnalysis& operator=(const ThreadAnalysis&) = delete;
+
+  // Threads per block when the block shape is constant.
+  std::optional<int> num_threads() const;
+
+  // The coarsest scope over which `value` is uniform.
+  Scope UniformScope(const Value* value) const;
+  bool IsUniform(const Value* value, Scope scope) const {
+    return UniformScope(value) >= scope;
+  }
+  // The value computed by each thread, when it depends only on constants,
+  // thread indices and the block shape (e.g. `tid.x / 32`); else nullopt.
+  const std::vector<int64_t>* PerThreadValues(const Value* value) const;
+
+  // Threads that may execute `op` (the guards of every enclosing if and
+  // role; unknown conditions keep both sides).
+  const ThreadSet& ExecutingThreads(const Op& op) const;
+  // True when at most one thread of the block executes each dynamic
+  // instance of `op`: a single-thread guard, or `elect.sync` within a set
+  // of threads that is one warp.
+  bool IsSingleThread(const Op& op) const;
+  // Whether every condition guarding `op` (enclosing ifs, up to the kernel)
+  // is uniform over `scope`; on failure, `*culprit` is the first
+  // non-uniform if.
+  bool GuardsUniformOver(const Op& op, Scope scope,
+                         const Op** culprit = nullptr) const;
+  // The innermost role region around `op`, or null.
+  const Op* EnclosingRole(const Op& op) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kir
+
+#endif  // KIR_IR_THREAD_ANALYSIS_H_
