@@ -2,10 +2,64 @@
 // which proxy, how it completes, and which threads must execute it. Passes,
 // the verifier, the emitter and the interpreter read these facts from here
 // and nowhere else.
+//
+// Operand conventions of the memory ops (destination first, as in PTX):
+//   load %buf[idx]                         reads a box [1, ..., 1, lanes]
+//   store %buf[idx], %v                    writes a box [1, ..., 1, lanes]
+//   cp.async %smem[idx], %gmem[idx]        bytes / element size, innermost
+//   ldmatrix / stmatrix %smem[r, c]        the 8x8 matrices, see below
+//   tma.load %smem[idx], %map[coords], %bar[i]
+//   tma.store / tma.reduce %map[coords], %smem[idx]
+//   bulk.load %smem[idx], %gmem[idx], %bar[i]
+//   bulk.store %gmem[idx], %smem[idx]
+//   wgmma %acc[idx], %a[idx], %b[idx]
+//   mbarrier.* %bar[i]; sem.wait / sem.release %sem[i], %value
+//   atomic / red %buf[idx], %value
+//   ptx ... (inputs) reads(...) writes(...): whole buffers
+//
+// Boxes (MemoryEffect::extent) have the rank of the accessed buffer; a box
+// of lower rank is padded with leading 1s, one of higher rank (a TMA box with
+// more dimensions than its shared-memory buffer) has its leading dimensions
+// folded into the outermost one.
+//
+// ldmatrix/stmatrix box: count=1 is one 8x8 matrix, count=2 two matrices
+// stacked along rows (16x8), count=4 a 2x2 arrangement (16x16), over the
+// innermost two dimensions in 16-bit elements. `trans` stores each matrix
+// transposed in memory, so the box's two extents swap (count=2: 8x16).
+//
+// wgmma boxes: the accumulator is the executing thread's fragment of the
+// 64xN tile, N/2 elements along its innermost dimension (registers are
+// private, so the box is per thread). A from shared memory is the 64xK tile
+// (a_major=k: [64, K]; a_major=m: [K, 64]); A from registers is the
+// thread's fragment, K/2 elements. B is [N, K] (b_major=k) or [K, N]
+// (b_major=n). K is 32 bytes of the operand element: 16 for f16/bf16.
+//
+// Execution classes (who runs one instance):
+//   per-thread    arithmetic, load/store, cp.async and its groups, fences,
+//                 mbarrier.arrive/wait, sem.wait, atomic, red, ptx. Atomics
+//                 and red are per-thread even when a program uses them as
+//                 semaphores: each executing thread performs its own
+//                 read-modify-write, which is what a reduction needs; a
+//                 program that wants one update must guard it itself.
+//   warp          `.aligned` over all 32 lanes: ldmatrix, stmatrix,
+//                 elect.sync, shfl.sync.
+//   warpgroup     `.aligned` over 4 warps: wgmma and its fence, commit and
+//                 wait, setmaxnreg.
+//   participants  barriers: every thread the barrier counts (the block, the
+//                 named barrier's threads, the cluster); also splitk, whose
+//                 cross-block reduction takes the whole block.
+//   single-issue  one thread issues for the block: TMA and bulk copies,
+//                 tma.prefetch, the bulk group commit and wait (bulk groups
+//                 belong to the issuing thread, so the issuer commits and
+//                 waits), mbarrier.init, mbarrier.inval, mbarrier.arrive_tx
+//                 (one arrival that also sets the expected bytes), and
+//                 sem.release (publishing a semaphore value once, after the
+//                 block's barrier).
 #ifndef KIR_IR_EFFECTS_H_
 #define KIR_IR_EFFECTS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,8 +68,13 @@
 namespace kir {
 
 enum class Proxy { kGeneric, kAsync };
-enum class Completion { kImmediate, kMbarrier, kBulkGroup, kWgmmaGroup,
-                        kCpAsyncGroup };
+enum class Completion {
+  kImmediate,
+  kMbarrier,
+  kBulkGroup,
+  kWgmmaGroup,
+  kCpAsyncGroup
+};
 enum class AccessMode { kRead, kWrite, kReadWrite };
 
 // Who must execute an op.
@@ -27,22 +86,55 @@ enum class ExecClass {
   kSingleIssue,          // exactly one thread issues it
 };
 
-const char* ProxyName(Proxy proxy);
-const char* CompletionName(Completion completion);
-const char* AccessModeName(AccessMode mode);
-const char* ExecClassName(ExecClass exec);
+// The synchronization an op performs, for the barrier and fence passes.
+enum class SyncKind {
+  kNone,
+  kBlockBarrier,        // barrier.block: all threads of the block
+  kNamedBarrier,        // barrier.named: wait for `threads` arrivals
+  kNamedBarrierArrive,  // barrier.arrive: arrive without waiting
+  kClusterArrive,       // cluster.arrive (release unless relaxed)
+  kClusterWait,         // cluster.wait (acquire)
+  kProxyFence,          // fence.proxy.async: generic <-> async proxy
+  kAcqRelFence,         // fence.acq_rel at a scope
+  kMbarrierInitFence,   // fence.mbarrier_init: publishes prior inits
+  kMbarrierInit,        // mbarrier.init
+  kMbarrierInval,       // mbarrier.inval
+  kMbarrierArrive,      // mbarrier.arrive(_tx): release
+  kMbarrierWait,        // mbarrier.wait: acquire
+  kSemWait,             // sem.wait: acquire
+  kSemRelease,          // sem.release: release
+  kGroupCommit,         // closes an async group (bulk, wgmma, cp.async)
+  kGroupWait,           // waits for async groups
+  kRegisterFence,       // wgmma.fence: orders register accesses with wgmma
+};
+
+// Memory ordering of an access (atomics, semaphores, mbarriers).
+enum class MemoryOrder { kWeak, kRelaxed, kAcquire, kRelease, kAcqRel };
+enum class MemoryScope { kCta, kCluster, kGpu, kSys };
+
+const char* ProxyName(Proxy proxy);                 // "generic" "async"
+const char* CompletionName(Completion completion);  // "bulk-group", ...
+const char* AccessModeName(AccessMode mode);        // "read-write", ...
+const char* ExecClassName(ExecClass exec);          // "single-issue", ...
+const char* SyncKindName(SyncKind sync);            // "block-barrier", ...
+const char* MemoryOrderName(MemoryOrder order);     // "acquire", ...
+const char* MemoryScopeName(MemoryScope scope);     // "cta", "gpu", ...
 
 // How the threads executing one instance split the accessed box.
 enum class Distribution {
-  kPerThread,   // each executing thread touches its own box at its origin
-  kIssuer,      // the (single) issuing thread's op touches the whole box
-  kFragment,    // the box is shared out among the collective's lanes
+  kPerThread,  // each executing thread touches its own box at its origin
+  kIssuer,     // the (single) issuing thread's op touches the whole box
+  kFragment,   // the box is shared out among the collective's lanes
 };
+const char* DistributionName(Distribution distribution);
 
 // One memory access of one op.
 struct MemoryEffect {
-  int operand = -1;           // the operand slot holding the buffer
+  int operand = -1;  // the operand slot holding the buffer
+  // The accessed buffer. For a TMA access of global memory this is the
+  // tensor the map describes (`tensor_map` is the operand itself).
   const Value* buffer = nullptr;
+  const Value* tensor_map = nullptr;
   MemorySpace space = MemorySpace::kGlobal;
   AccessMode mode = AccessMode::kRead;
   Proxy proxy = Proxy::kGeneric;
@@ -53,18 +145,43 @@ struct MemoryEffect {
   std::vector<const Value*> origin;
   std::vector<int64_t> extent;
   bool whole_buffer = false;  // raw PTX and unindexed operands
+  // Ordering of atomic, semaphore and mbarrier accesses; kWeak otherwise.
+  MemoryOrder order = MemoryOrder::kWeak;
+  MemoryScope scope = MemoryScope::kCta;  // meaningful when order != kWeak
+  // A multicast TMA load writes the box in every CTA of its mask.
+  bool multicast = false;
+
+  bool reads() const { return mode != AccessMode::kWrite; }
+  bool writes() const { return mode != AccessMode::kRead; }
 };
 
 // Per-kind facts.
 struct OpFacts {
   ExecClass exec = ExecClass::kPerThread;
+  // How the op's memory effects complete; kImmediate for ops that do not
+  // access memory asynchronously.
   Completion completion = Completion::kImmediate;
-  bool has_side_effects = false;  // must not be removed even if unused
+  // Must not be removed even if unused: memory writes, synchronization,
+  // collectives, control flow and raw PTX. Pure arithmetic, index queries,
+  // allocations and plain loads are removable.
+  bool has_side_effects = false;
+  SyncKind sync = SyncKind::kNone;
+  // The async-group kind for commits, waits and the ops a commit batches.
+  std::optional<TokenKind> group;
 };
 
 const OpFacts& FactsOf(OpKind kind);
-// Every memory access `op` performs, in operand order.
+// Every memory access `op` performs, in operand order. Tolerates ops that
+// have not been verified: malformed operands yield no or partial effects.
 std::vector<MemoryEffect> MemoryEffectsOf(const Op& op);
+
+// One line per access, then a line with the execution class, e.g.
+//   write %s[%r, %c] box [64, 64] shared async mbarrier issuer
+//   read %A[%x, %y] via %map box [64, 64] global async mbarrier issuer
+//   read-write %bar[%c0] box [1] shared generic mbarrier issuer release.cluster
+//   exec single-issue, side-effects
+// Stable: golden-tested through `kir-opt --print-effects`.
+std::string DescribeEffects(const Op& op);
 
 }  // namespace kir
 

@@ -19,6 +19,7 @@
 #include "absl/strings/string_view.h"
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/types/span.h"
 #include "ir/location.h"
 #include "ir/types.h"
@@ -380,7 +381,8 @@ class Kernel {
   std::vector<std::unique_ptr<Value>> param_values_;
   std::vector<Param> params_;
   std::unique_ptr<Region> body_;
-  std::set<std::string, std::less<>> names_;
+  // Only looked up, never iterated, so hash order cannot leak into output.
+  absl::flat_hash_set<std::string> names_;
 };
 
 struct Module {

@@ -36,11 +36,15 @@ class ThreadSet {
 
   bool known() const { return known_; }
   int num_threads() const { return static_cast<int>(bits_.size()); }
-  bool Contains(int thread) const { return !known_ || bits_[thread]; }
+  bool Contains(int thread) const {
+    return !known_ || (thread >= 0 && thread < num_threads() && bits_[thread]);
+  }
   int Count() const;  // requires known()
-  // Whether the set contains whole warps only (every warp all-in or all-out).
+  // Whether the set contains whole warps only (every warp all-in or all-out;
+  // a partial last warp counts as whole when all its threads are in). False
+  // when unknown.
   bool IsWarpAligned() const;
-  std::vector<int> Warps() const;  // warps with at least one member
+  std::vector<int> Warps() const;  // warps with at least one member; known()
   const std::vector<bool>& bits() const { return bits_; }
   std::vector<bool>& mutable_bits() { return bits_; }
   bool operator==(const ThreadSet& other) const;
@@ -60,13 +64,22 @@ class ThreadAnalysis {
   // Threads per block when the block shape is constant.
   std::optional<int> num_threads() const;
 
-  // The coarsest scope over which `value` is uniform.
+  // The coarsest scope over which `value` is uniform, among the threads
+  // that may execute its definition (a value computed under `if tid.x < 16`
+  // only needs to agree among threads 0..15). kRole is the warps of the
+  // innermost role around the definition, or the block. Sizes, params and
+  // constants, grid.dim and block.dim are grid-uniform; block.id and the
+  // cluster indices block-uniform; loads, atomics and elect.sync results
+  // per-thread. For values that are unknown here, the thread scope.
   Scope UniformScope(const Value* value) const;
   bool IsUniform(const Value* value, Scope scope) const {
     return UniformScope(value) >= scope;
   }
-  // The value computed by each thread, when it depends only on constants,
-  // thread indices and the block shape (e.g. `tid.x / 32`); else nullopt.
+  // The value computed by each thread (indexed by linear thread id), when
+  // the block shape is constant and the value depends only on integer
+  // constants, thread/lane/warp ids and the block shape (e.g. `tid.x / 32`);
+  // else null. Division, remainder and shifts of negative values are not
+  // evaluated (the result would depend on rounding the IR leaves open).
   const std::vector<int64_t>* PerThreadValues(const Value* value) const;
 
   // Threads that may execute `op` (the guards of every enclosing if and
@@ -76,9 +89,15 @@ class ThreadAnalysis {
   // instance of `op`: a single-thread guard, or `elect.sync` within a set
   // of threads that is one warp.
   bool IsSingleThread(const Op& op) const;
-  // Whether every condition guarding `op` (enclosing ifs, up to the kernel)
-  // is uniform over `scope`; on failure, `*culprit` is the first
-  // non-uniform if.
+  // Whether every condition guarding `op` is uniform over `scope`, among
+  // the threads that reach it: enclosing ifs, the bounds of enclosing fors
+  // (their trip count), enclosing roles (a role is a guard like any other:
+  // warps[4, 8) is warp-uniform but not block-uniform, and splits
+  // warpgroups only when not aligned to 4 warps; for kRole it never fails),
+  // and the guards of any `return` that may run before `op`. For kRole the
+  // group is the warps of the innermost role around `op`, or the block. On
+  // failure, `*culprit` is the first offending if, for or role (outermost
+  // first).
   bool GuardsUniformOver(const Op& op, Scope scope,
                          const Op** culprit = nullptr) const;
   // The innermost role region around `op`, or null.

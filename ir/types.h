@@ -88,7 +88,7 @@ class Type {
  public:
   enum class Kind { kScalar, kVector, kBuffer, kTensorMap, kToken };
 
-  Type() : Type(Scalar(DType::kI32)) {}
+  Type() = default;  // i32, from the member initializers below
   static Type Scalar(DType dtype);
   static Type Vector(DType dtype, int lanes);
   static Type Buffer(MemorySpace space, DType element,

@@ -22,14 +22,16 @@ namespace kir {
 class PassOptions {
  public:
   PassOptions() = default;
-  explicit PassOptions(std::vector<std::pair<std::string, std::string>> values)
-      : values_(std::move(values)) {}
+  explicit PassOptions(std::vector<std::pair<std::string, std::string>> values,
+                       std::string pass_name = "")
+      : values_(std::move(values)), pass_name_(std::move(pass_name)) {}
 
   const std::vector<std::pair<std::string, std::string>>& values() const {
     return values_;
   }
   // The value of `name`, or `default_value` when absent; an error when the
-  // value does not have the asked type.
+  // value does not have the asked type ("pass 'dce': option 'x' expects an
+  // integer, got 'y'"). Booleans are `true`/`false`/`1`/`0`.
   absl::StatusOr<bool> GetBool(absl::string_view name,
                                bool default_value) const;
   absl::StatusOr<int64_t> GetInt(absl::string_view name,
@@ -42,6 +44,7 @@ class PassOptions {
  private:
   const std::string* Find(absl::string_view name) const;
   std::vector<std::pair<std::string, std::string>> values_;
+  std::string pass_name_;  // for error messages; may be empty
 };
 
 // Counters a pass bumps (`barriers-inserted`), printed by `--stats`.
@@ -74,6 +77,17 @@ struct PassInfo {
 // Every registered pass, in passes.def order.
 const std::vector<PassInfo>& RegisteredPasses();
 const PassInfo* FindPass(absl::string_view name);
+
+// One accepted option of a pass, split out of PassInfo::options. The
+// default's spelling gives the option's type: `true`/`false` a boolean, an
+// integer literal an integer, anything else a string.
+struct PassOptionSpec {
+  enum class Kind { kBool, kInt, kString };
+  std::string name;
+  std::string default_value;
+  Kind kind = Kind::kString;
+};
+std::vector<PassOptionSpec> AcceptedOptions(const PassInfo& pass);
 
 }  // namespace kir
 

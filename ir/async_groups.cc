@@ -1,0 +1,311 @@
+// Counts the async groups a wait may leave pending.
+//
+// The count is taken along the structured path from the retired commit to
+// the wait. The ifs and roles that enclose the commit or the wait are
+// assumed taken (the wait is only meaningful on the paths where the commit
+// ran). When the wait names an instance from earlier iterations, that
+// assumption also covers those iterations, so it is made only for ifs whose
+// condition does not change inside the loop. Any other if or role that may
+// commit makes the count unknown, as does a loop with a non-constant trip
+// count around commits. A wait inside a loop the commit is not in sees the
+// fewest commits in that loop's first iteration, which is the count a
+// `wait_group N` must use.
+#include "ir/async_groups.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace kir {
+namespace {
+
+std::optional<OpKind> CommitKindOf(OpKind wait) {
+  switch (wait) {
+    case OpKind::kBulkWait:
+      return OpKind::kBulkCommit;
+    case OpKind::kWgmmaWait:
+      return OpKind::kWgmmaCommit;
+    case OpKind::kCpAsyncWait:
+      return OpKind::kCpAsyncCommit;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<int64_t> IntegerConstant(const Value* value) {
+  if (value == nullptr || value->kind() != Value::Kind::kResult) {
+    return std::nullopt;
+  }
+  const Op* op = value->defining_op();
+  if (op->kind() != OpKind::kConst) return std::nullopt;
+  const Attribute& attr = op->GetAttr("value");
+  if (attr.kind != AttrKind::kNumber || !attr.is_integral) return std::nullopt;
+  return attr.int_value;
+}
+
+std::optional<int64_t> TripCount(const Op& loop) {
+  if (loop.num_operands() < 3) return std::nullopt;
+  std::optional<int64_t> lower = IntegerConstant(loop.operand_value(0));
+  std::optional<int64_t> upper = IntegerConstant(loop.operand_value(1));
+  std::optional<int64_t> step = IntegerConstant(loop.operand_value(2));
+  if (!lower || !upper || !step || *step <= 0) return std::nullopt;
+  if (*upper <= *lower) return 0;
+  return (*upper - *lower + *step - 1) / *step;
+}
+
+bool IsInside(const Op& op, const Op& ancestor) {
+  for (const Op* parent = op.parent_op(); parent;
+       parent = parent->parent_op()) {
+    if (parent == &ancestor) return true;
+  }
+  return false;
+}
+
+// Whether `value` is computed inside `loop` (so may differ per iteration).
+bool DefinedInside(const Value* value, const Op& loop) {
+  if (value == nullptr) return true;
+  const Op* owner = value->defining_op();  // the op of a result or argument
+  if (owner == nullptr) return false;      // a size or param
+  return owner == &loop || IsInside(*owner, loop);
+}
+
+// Counts commits of one kind, with the ifs and roles on the commit's and
+// the wait's paths taken (the region index each takes).
+class CommitCounter {
+ public:
+  explicit CommitCounter(OpKind commit) : commit_(commit) {}
+
+  // Records the ifs and roles enclosing `op`, except ifs inside `loop`
+  // whose condition is computed in it; false on a conflict (the commit and
+  // the wait on different sides of one if).
+  bool AssumePath(const Op& op, const Op* loop) {
+    const Op* child = &op;
+    for (const Op* parent = op.parent_op(); parent != nullptr;
+         child = parent, parent = parent->parent_op()) {
+      if (parent->kind() != OpKind::kIf && parent->kind() != OpKind::kRole) {
+        continue;
+      }
+      if (loop != nullptr && parent->kind() == OpKind::kIf &&
+          IsInside(*parent, *loop) && parent->num_operands() > 0 &&
+          DefinedInside(parent->operand_value(0), *loop)) {
+        continue;
+      }
+      int region = 0;
+      while (region < parent->num_regions() &&
+             &parent->region(region) != child->parent_region()) {
+        ++region;
+      }
+      auto [it, inserted] = taken_.emplace(parent, region);
+      if (!inserted && it->second != region) return false;
+    }
+    return true;
+  }
+
+  // Commits in ops [begin, end) of `region`, run once.
+  std::optional<int64_t> Range(const Region& region, int begin, int end) const {
+    int64_t total = 0;
+    for (int i = std::max(0, begin); i < std::min(end, region.size()); ++i) {
+      std::optional<int64_t> count = OfOp(region.op(i));
+      if (!count) return std::nullopt;
+      total += *count;
+    }
+    return total;
+  }
+  std::optional<int64_t> All(const Region& region) const {
+    return Range(region, 0, region.size());
+  }
+
+  std::optional<int64_t> OfOp(const Op& op) const {
+    if (op.kind() == commit_) return 1;
+    switch (op.kind()) {
+      case OpKind::kFor: {
+        std::optional<int64_t> body = All(op.region(0));
+        if (!body || *body == 0) return body;
+        std::optional<int64_t> trips = TripCount(op);
+        if (!trips) return std::nullopt;
+        return *trips * *body;
+      }
+      case OpKind::kIf:
+      case OpKind::kRole: {
+        auto it = taken_.find(&op);
+        if (it != taken_.end()) return All(op.region(it->second));
+        // Not on the path: fine only if every side commits the same.
+        std::optional<int64_t> first = All(op.region(0));
+        std::optional<int64_t> second = op.kind() == OpKind::kIf
+                                            ? All(op.region(1))
+                                            : std::optional<int64_t>(0);
+        if (!first || !second || *first != *second) return std::nullopt;
+        return first;
+      }
+      default: {
+        int64_t total = 0;
+        for (int r = 0; r < op.num_regions(); ++r) {
+          std::optional<int64_t> count = All(op.region(r));
+          if (!count) return std::nullopt;
+          total += *count;
+        }
+        return total;
+      }
+    }
+  }
+
+  // Commits after `op` up to the end of `stop`'s region that holds it
+  // (`stop` null: the kernel body), leaving enclosing loops after their
+  // last iteration.
+  std::optional<int64_t> After(const Op& op, const Op* stop) const {
+    int64_t total = 0;
+    const Op* child = &op;
+    for (;;) {
+      const Region& region = *child->parent_region();
+      std::optional<int64_t> rest =
+          Range(region, region.IndexOf(child) + 1, region.size());
+      if (!rest) return std::nullopt;
+      total += *rest;
+      const Op* parent = child->parent_op();
+      if (parent == stop || parent == nullptr) return total;
+      if (parent->kind() == OpKind::kSplitK && &parent->region(0) == &region &&
+          parent->num_regions() > 1) {
+        std::optional<int64_t> epilogue = All(parent->region(1));
+        if (!epilogue) return std::nullopt;
+        total += *epilogue;
+      }
+      child = parent;
+    }
+  }
+
+  // Commits from the start of `stop`'s region up to `op`, entering loops in
+  // their first iteration.
+  std::optional<int64_t> Before(const Op& op, const Op* stop) const {
+    int64_t total = 0;
+    const Op* child = &op;
+    for (;;) {
+      const Region& region = *child->parent_region();
+      std::optional<int64_t> head = Range(region, 0, region.IndexOf(child));
+      if (!head) return std::nullopt;
+      total += *head;
+      const Op* parent = child->parent_op();
+      if (parent == stop || parent == nullptr) return total;
+      if (parent->kind() == OpKind::kSplitK && parent->num_regions() > 1 &&
+          &parent->region(1) == &region) {
+        std::optional<int64_t> body = All(parent->region(0));
+        if (!body) return std::nullopt;
+        total += *body;
+      }
+      child = parent;
+    }
+  }
+
+ private:
+  OpKind commit_;
+  absl::flat_hash_map<const Op*, int> taken_;  // looked up, never iterated
+};
+
+// The ancestor-or-self of `op` whose region is `region`, or null.
+const Op* AncestorIn(const Op& op, const Region* region) {
+  for (const Op* current = &op; current; current = current->parent_op()) {
+    if (current->parent_region() == region) return current;
+  }
+  return nullptr;
+}
+
+// Pending groups for one retired token.
+std::optional<int64_t> PendingFor(const Op& wait, const Operand& token,
+                                  OpKind commit_kind) {
+  const Value* value = token.value;
+  if (value == nullptr || value->kind() != Value::Kind::kResult ||
+      value->defining_op()->kind() != commit_kind || token.distance < 0) {
+    return std::nullopt;
+  }
+  const Op& commit = *value->defining_op();
+  if (commit.parent_region() == nullptr || wait.parent_region() == nullptr) {
+    return std::nullopt;
+  }
+  const Op* loop = commit.parent_op();
+  while (loop != nullptr && loop->kind() != OpKind::kFor) {
+    loop = loop->parent_op();
+  }
+  CommitCounter counter(commit_kind);
+  const Op* varying = token.distance > 0 ? loop : nullptr;
+  if (!counter.AssumePath(commit, varying) ||
+      !counter.AssumePath(wait, varying)) {
+    return std::nullopt;
+  }
+
+  if (token.distance > 0) {
+    // The instance from `distance` iterations of `loop` ago: the rest of
+    // its iteration, the iterations in between, this one up to the wait.
+    if (loop == nullptr || !IsInside(wait, *loop)) return std::nullopt;
+    std::optional<int64_t> tail = counter.After(commit, loop);
+    std::optional<int64_t> head = counter.Before(wait, loop);
+    if (!tail || !head) return std::nullopt;
+    int64_t between = 0;
+    if (token.distance > 1) {
+      std::optional<int64_t> body = counter.All(loop->region(0));
+      if (!body) return std::nullopt;
+      between = (token.distance - 1) * *body;
+    }
+    return *tail + between + *head;
+  }
+
+  // The newest instance: the innermost region holding both, where the
+  // commit's branch must come before the wait's.
+  const Region* common = nullptr;
+  for (const Op* current = &commit; current && !common;
+       current = current->parent_op()) {
+    if (AncestorIn(wait, current->parent_region()) != nullptr) {
+      common = current->parent_region();
+    }
+  }
+  if (common == nullptr) return std::nullopt;
+  const Op* commit_top = AncestorIn(commit, common);
+  const Op* wait_top = AncestorIn(wait, common);
+  if (commit_top == wait_top) {
+    // Both inside one op, in different regions: only a splitk body runs
+    // before its epilogue.
+    if (commit_top->kind() != OpKind::kSplitK || commit_top == &wait) {
+      return std::nullopt;
+    }
+    const Op* split = commit_top;
+    if (!IsInside(commit, *split) || !IsInside(wait, *split) ||
+        AncestorIn(commit, &split->region(0)) == nullptr ||
+        AncestorIn(wait, &split->region(1)) == nullptr) {
+      return std::nullopt;
+    }
+    std::optional<int64_t> tail = counter.After(commit, split);
+    std::optional<int64_t> head = counter.Before(wait, split);
+    if (!tail || !head) return std::nullopt;
+    return *tail + *head;
+  }
+  const int commit_index = common->IndexOf(commit_top);
+  const int wait_index = common->IndexOf(wait_top);
+  if (commit_index > wait_index) return std::nullopt;
+  std::optional<int64_t> tail = commit_top == &commit
+                                    ? std::optional<int64_t>(0)
+                                    : counter.After(commit, commit_top);
+  std::optional<int64_t> between =
+      counter.Range(*common, commit_index + 1, wait_index);
+  std::optional<int64_t> head = wait_top == &wait
+                                    ? std::optional<int64_t>(0)
+                                    : counter.Before(wait, wait_top);
+  if (!tail || !between || !head) return std::nullopt;
+  return *tail + *between + *head;
+}
+
+}  // namespace
+
+std::optional<int> PendingGroupsAfterWait(const Op& wait) {
+  std::optional<OpKind> commit_kind = CommitKindOf(wait.kind());
+  if (!commit_kind) return std::nullopt;
+  if (wait.num_operands() == 0) return 0;  // waits for every group
+  std::optional<int64_t> fewest;
+  for (const Operand& token : wait.operands()) {
+    std::optional<int64_t> pending = PendingFor(wait, token, *commit_kind);
+    if (!pending) return std::nullopt;
+    fewest = fewest ? std::min(*fewest, *pending) : *pending;
+  }
+  return static_cast<int>(std::min<int64_t>(*fewest, 1 << 30));
+}
+
+}  // namespace kir

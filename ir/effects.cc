@@ -1,0 +1,742 @@
+// The effects table and the per-op memory accesses it describes.
+#include "ir/effects.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/check.h"
+
+// Every op kind must have an entry in FactsFor's switch: a missing one is a
+// build error, not a silent default.
+#pragma GCC diagnostic error "-Wswitch"
+
+namespace kir {
+
+const char* ProxyName(Proxy proxy) {
+  switch (proxy) {
+    case Proxy::kGeneric:
+      return "generic";
+    case Proxy::kAsync:
+      return "async";
+  }
+  KIR_UNREACHABLE();
+  return "";
+}
+
+const char* CompletionName(Completion completion) {
+  switch (completion) {
+    case Completion::kImmediate:
+      return "immediate";
+    case Completion::kMbarrier:
+      return "mbarrier";
+    case Completion::kBulkGroup:
+      return "bulk-group";
+    case Completion::kWgmmaGroup:
+      return "wgmma-group";
+    case Completion::kCpAsyncGroup:
+      return "cp-async-group";
+  }
+  KIR_UNREACHABLE();
+  return "";
+}
+
+const char* AccessModeName(AccessMode mode) {
+  switch (mode) {
+    case AccessMode::kRead:
+      return "read";
+    case AccessMode::kWrite:
+      return "write";
+    case AccessMode::kReadWrite:
+      return "read-write";
+  }
+  KIR_UNREACHABLE();
+  return "";
+}
+
+const char* ExecClassName(ExecClass exec) {
+  switch (exec) {
+    case ExecClass::kPerThread:
+      return "per-thread";
+    case ExecClass::kWarpCollective:
+      return "warp-collective";
+    case ExecClass::kWarpgroupCollective:
+      return "warpgroup-collective";
+    case ExecClass::kParticipants:
+      return "participants";
+    case ExecClass::kSingleIssue:
+      return "single-issue";
+  }
+  KIR_UNREACHABLE();
+  return "";
+}
+
+const char* SyncKindName(SyncKind sync) {
+  switch (sync) {
+    case SyncKind::kNone:
+      return "none";
+    case SyncKind::kBlockBarrier:
+      return "block-barrier";
+    case SyncKind::kNamedBarrier:
+      return "named-barrier";
+    case SyncKind::kNamedBarrierArrive:
+      return "named-barrier-arrive";
+    case SyncKind::kClusterArrive:
+      return "cluster-arrive";
+    case SyncKind::kClusterWait:
+      return "cluster-wait";
+    case SyncKind::kProxyFence:
+      return "proxy-fence";
+    case SyncKind::kAcqRelFence:
+      return "acq-rel-fence";
+    case SyncKind::kMbarrierInitFence:
+      return "mbarrier-init-fence";
+    case SyncKind::kMbarrierInit:
+      return "mbarrier-init";
+    case SyncKind::kMbarrierInval:
+      return "mbarrier-inval";
+    case SyncKind::kMbarrierArrive:
+      return "mbarrier-arrive";
+    case SyncKind::kMbarrierWait:
+      return "mbarrier-wait";
+    case SyncKind::kSemWait:
+      return "sem-wait";
+    case SyncKind::kSemRelease:
+      return "sem-release";
+    case SyncKind::kGroupCommit:
+      return "group-commit";
+    case SyncKind::kGroupWait:
+      return "group-wait";
+    case SyncKind::kRegisterFence:
+      return "register-fence";
+  }
+  KIR_UNREACHABLE();
+  return "";
+}
+
+const char* MemoryOrderName(MemoryOrder order) {
+  switch (order) {
+    case MemoryOrder::kWeak:
+      return "weak";
+    case MemoryOrder::kRelaxed:
+      return "relaxed";
+    case MemoryOrder::kAcquire:
+      return "acquire";
+    case MemoryOrder::kRelease:
+      return "release";
+    case MemoryOrder::kAcqRel:
+      return "acq_rel";
+  }
+  KIR_UNREACHABLE();
+  return "";
+}
+
+const char* MemoryScopeName(MemoryScope scope) {
+  switch (scope) {
+    case MemoryScope::kCta:
+      return "cta";
+    case MemoryScope::kCluster:
+      return "cluster";
+    case MemoryScope::kGpu:
+      return "gpu";
+    case MemoryScope::kSys:
+      return "sys";
+  }
+  KIR_UNREACHABLE();
+  return "";
+}
+
+const char* DistributionName(Distribution distribution) {
+  switch (distribution) {
+    case Distribution::kPerThread:
+      return "per-thread";
+    case Distribution::kIssuer:
+      return "issuer";
+    case Distribution::kFragment:
+      return "fragment";
+  }
+  KIR_UNREACHABLE();
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+// The per-kind table.
+
+namespace {
+
+OpFacts Pure() { return OpFacts{}; }
+
+OpFacts Effectful(ExecClass exec = ExecClass::kPerThread,
+                  SyncKind sync = SyncKind::kNone) {
+  OpFacts facts;
+  facts.exec = exec;
+  facts.sync = sync;
+  facts.has_side_effects = true;
+  return facts;
+}
+
+OpFacts Async(ExecClass exec, Completion completion,
+              std::optional<TokenKind> group = std::nullopt) {
+  OpFacts facts = Effectful(exec);
+  facts.completion = completion;
+  facts.group = group;
+  return facts;
+}
+
+OpFacts GroupOp(ExecClass exec, SyncKind sync, TokenKind group) {
+  OpFacts facts = Effectful(exec, sync);
+  facts.group = group;
+  return facts;
+}
+
+OpFacts FactsFor(OpKind kind) {
+  switch (kind) {
+    // Pure per-thread computation.
+    case OpKind::kConst:
+    case OpKind::kAdd:
+    case OpKind::kSub:
+    case OpKind::kMul:
+    case OpKind::kDiv:
+    case OpKind::kRem:
+    case OpKind::kMin:
+    case OpKind::kMax:
+    case OpKind::kAnd:
+    case OpKind::kOr:
+    case OpKind::kXor:
+    case OpKind::kShl:
+    case OpKind::kShr:
+    case OpKind::kNot:
+    case OpKind::kNeg:
+    case OpKind::kAbs:
+    case OpKind::kExp:
+    case OpKind::kSqrt:
+    case OpKind::kFma:
+    case OpKind::kCmp:
+    case OpKind::kSelect:
+    case OpKind::kCast:
+    case OpKind::kVecFrom:
+    case OpKind::kVecExtract:
+    case OpKind::kThreadId:
+    case OpKind::kBlockId:
+    case OpKind::kBlockDim:
+    case OpKind::kGridDim:
+    case OpKind::kClusterCtaId:
+    case OpKind::kClusterCtaRank:
+    case OpKind::kLaneId:
+    case OpKind::kWarpId:
+    case OpKind::kAllocShared:
+    case OpKind::kAllocReg:
+    case OpKind::kAllocWorkspace:
+      return Pure();
+
+    // Memory.
+    case OpKind::kLoad:
+      return Pure();  // reads, but removable when unused
+    case OpKind::kStore:
+      return Effectful();
+    case OpKind::kCpAsync:
+      return Async(ExecClass::kPerThread, Completion::kCpAsyncGroup,
+                   TokenKind::kCpAsync);
+    case OpKind::kCpAsyncCommit:
+      return GroupOp(ExecClass::kPerThread, SyncKind::kGroupCommit,
+                     TokenKind::kCpAsync);
+    case OpKind::kCpAsyncWait:
+      return GroupOp(ExecClass::kPerThread, SyncKind::kGroupWait,
+                     TokenKind::kCpAsync);
+    case OpKind::kLdmatrix:
+    case OpKind::kStmatrix:
+      return Effectful(ExecClass::kWarpCollective);
+    case OpKind::kTmaLoad:
+      return Async(ExecClass::kSingleIssue, Completion::kMbarrier);
+    case OpKind::kTmaStore:
+    case OpKind::kTmaReduce:
+      return Async(ExecClass::kSingleIssue, Completion::kBulkGroup,
+                   TokenKind::kBulk);
+    case OpKind::kTmaPrefetch:
+      return Effectful(ExecClass::kSingleIssue);
+    case OpKind::kBulkLoad:
+      return Async(ExecClass::kSingleIssue, Completion::kMbarrier);
+    case OpKind::kBulkStore:
+      return Async(ExecClass::kSingleIssue, Completion::kBulkGroup,
+                   TokenKind::kBulk);
+    case OpKind::kBulkCommit:
+      return GroupOp(ExecClass::kSingleIssue, SyncKind::kGroupCommit,
+                     TokenKind::kBulk);
+    case OpKind::kBulkWait:
+      return GroupOp(ExecClass::kSingleIssue, SyncKind::kGroupWait,
+                     TokenKind::kBulk);
+
+    // Warpgroup matrix multiply-accumulate.
+    case OpKind::kWgmmaFence:
+      return Effectful(ExecClass::kWarpgroupCollective,
+                       SyncKind::kRegisterFence);
+    case OpKind::kWgmma:
+      return Async(ExecClass::kWarpgroupCollective, Completion::kWgmmaGroup,
+                   TokenKind::kWgmma);
+    case OpKind::kWgmmaCommit:
+      return GroupOp(ExecClass::kWarpgroupCollective, SyncKind::kGroupCommit,
+                     TokenKind::kWgmma);
+    case OpKind::kWgmmaWait:
+      return GroupOp(ExecClass::kWarpgroupCollective, SyncKind::kGroupWait,
+                     TokenKind::kWgmma);
+
+    // Synchronization.
+    case OpKind::kBarrierBlock:
+      return Effectful(ExecClass::kParticipants, SyncKind::kBlockBarrier);
+    case OpKind::kBarrierNamed:
+      return Effectful(ExecClass::kParticipants, SyncKind::kNamedBarrier);
+    case OpKind::kBarrierArrive:
+      return Effectful(ExecClass::kParticipants, SyncKind::kNamedBarrierArrive);
+    case OpKind::kClusterArrive:
+      return Effectful(ExecClass::kParticipants, SyncKind::kClusterArrive);
+    case OpKind::kClusterWait:
+      return Effectful(ExecClass::kParticipants, SyncKind::kClusterWait);
+    case OpKind::kFenceProxyAsync:
+      return Effectful(ExecClass::kPerThread, SyncKind::kProxyFence);
+    case OpKind::kFenceAcqRel:
+      return Effectful(ExecClass::kPerThread, SyncKind::kAcqRelFence);
+    case OpKind::kFenceMbarrierInit:
+      return Effectful(ExecClass::kPerThread, SyncKind::kMbarrierInitFence);
+    case OpKind::kMbarrierInit:
+      return Effectful(ExecClass::kSingleIssue, SyncKind::kMbarrierInit);
+    case OpKind::kMbarrierArrive:
+      return Effectful(ExecClass::kPerThread, SyncKind::kMbarrierArrive);
+    case OpKind::kMbarrierArriveTx:
+      return Effectful(ExecClass::kSingleIssue, SyncKind::kMbarrierArrive);
+    case OpKind::kMbarrierWait:
+      return Effectful(ExecClass::kPerThread, SyncKind::kMbarrierWait);
+    case OpKind::kMbarrierInval:
+      return Effectful(ExecClass::kSingleIssue, SyncKind::kMbarrierInval);
+    case OpKind::kElectSync:
+    case OpKind::kShflSync:
+      return Effectful(ExecClass::kWarpCollective);
+    case OpKind::kSetMaxNReg:
+      return Effectful(ExecClass::kWarpgroupCollective);
+    case OpKind::kSemWait:
+      return Effectful(ExecClass::kPerThread, SyncKind::kSemWait);
+    case OpKind::kSemRelease:
+      return Effectful(ExecClass::kSingleIssue, SyncKind::kSemRelease);
+    case OpKind::kAtomic:
+    case OpKind::kReduce:
+      return Effectful();
+
+    // Raw PTX may do anything its text says.
+    case OpKind::kPtx:
+      return Effectful();
+
+    // Control flow: kept; a pass may still drop one whose regions are empty.
+    case OpKind::kFor:
+    case OpKind::kIf:
+    case OpKind::kRole:
+    case OpKind::kReturn:
+      return Effectful();
+    case OpKind::kSplitK:
+      return Effectful(ExecClass::kParticipants);
+  }
+  KIR_UNREACHABLE() << "no effects entry for op kind "
+                    << static_cast<int>(kind);
+  return {};
+}
+
+std::vector<OpFacts> BuildFactsTable() {
+  std::vector<OpFacts> table;
+  table.reserve(kNumOpKinds);
+  for (int i = 0; i < kNumOpKinds; ++i) {
+    table.push_back(FactsFor(static_cast<OpKind>(i)));
+  }
+  return table;
+}
+
+}  // namespace
+
+const OpFacts& FactsOf(OpKind kind) {
+  static const std::vector<OpFacts>* table =
+      new std::vector<OpFacts>(BuildFactsTable());
+  int index = static_cast<int>(kind);
+  KIR_CHECK(index >= 0 && index < kNumOpKinds) << "bad op kind " << index;
+  return (*table)[index];
+}
+
+// ---------------------------------------------------------------------------
+// Memory effects of one op.
+
+namespace {
+
+std::optional<MemoryScope> ParseScope(const std::string& name) {
+  if (name == "cta") return MemoryScope::kCta;
+  if (name == "cluster") return MemoryScope::kCluster;
+  if (name == "gpu") return MemoryScope::kGpu;
+  if (name == "sys") return MemoryScope::kSys;
+  return std::nullopt;
+}
+
+std::optional<MemoryOrder> ParseOrder(const std::string& name) {
+  if (name == "relaxed") return MemoryOrder::kRelaxed;
+  if (name == "acquire") return MemoryOrder::kAcquire;
+  if (name == "release") return MemoryOrder::kRelease;
+  if (name == "acq_rel") return MemoryOrder::kAcqRel;
+  return std::nullopt;
+}
+
+const Kernel* KernelOf(const Op& op) {
+  return op.parent_region() ? op.parent_region()->kernel() : nullptr;
+}
+
+int RankOf(const Value* buffer) {
+  return buffer->type().is_buffer() ? buffer->type().rank() : 0;
+}
+
+int ElementBytes(const Value* buffer) {
+  const Type& type = buffer->type();
+  if (type.is_buffer() || type.is_tensor_map()) return DTypeBytes(type.dtype());
+  return 1;
+}
+
+// Fits `box` (innermost last) to a buffer of `rank` dimensions: pads with
+// leading 1s, or folds extra leading dimensions into the outermost kept one.
+std::vector<int64_t> FitBox(std::vector<int64_t> box, int rank) {
+  if (rank <= 0) return {};
+  int size = static_cast<int>(box.size());
+  if (size == rank) return box;
+  if (size < rank) {
+    std::vector<int64_t> fitted(rank - size, 1);
+    fitted.insert(fitted.end(), box.begin(), box.end());
+    return fitted;
+  }
+  std::vector<int64_t> fitted(box.end() - rank, box.end());
+  for (int i = 0; i < size - rank; ++i) fitted[0] *= box[i];
+  return fitted;
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
+
+// Builds effects for one op, skipping operands that are not what the op's
+// spec needs (so that unverified IR never crashes the table).
+class EffectBuilder {
+ public:
+  explicit EffectBuilder(const Op& op) : op_(op) {}
+
+  // An access of the buffer in `slot` (a buffer or tensor-map operand).
+  // Returns null if the slot does not hold one.
+  MemoryEffect* Access(int slot, AccessMode mode, Proxy proxy,
+                       Completion completion, Distribution distribution) {
+    if (slot >= op_.num_operands()) return nullptr;
+    const Operand& operand = op_.operand(slot);
+    if (operand.value == nullptr) return nullptr;
+    const Type& type = operand.value->type();
+    if (!type.is_buffer() && !type.is_tensor_map()) return nullptr;
+    MemoryEffect effect;
+    effect.operand = slot;
+    effect.buffer = operand.value;
+    effect.mode = mode;
+    effect.proxy = proxy;
+    effect.completion = completion;
+    effect.distribution = distribution;
+    if (type.is_buffer()) {
+      effect.space = type.space();
+    } else {
+      // A tensor map addresses its global tensor.
+      effect.space = MemorySpace::kGlobal;
+      effect.tensor_map = operand.value;
+      if (const Kernel* kernel = KernelOf(op_)) {
+        const Param* param = kernel->FindParam(operand.value);
+        if (param != nullptr && param->tensor != nullptr) {
+          effect.buffer = param->tensor;
+        }
+      }
+    }
+    if (operand.indexed) {
+      effect.origin.assign(operand.indices.begin(), operand.indices.end());
+    } else {
+      effect.whole_buffer = true;
+    }
+    effects_.push_back(std::move(effect));
+    return &effects_.back();
+  }
+
+  // Like Access, with a box; whole-buffer accesses keep no box.
+  MemoryEffect* Box(int slot, AccessMode mode, Proxy proxy,
+                    Completion completion, Distribution distribution,
+                    const std::vector<int64_t>& box) {
+    MemoryEffect* effect = Access(slot, mode, proxy, completion, distribution);
+    if (effect != nullptr && !effect->whole_buffer) {
+      int rank = effect->tensor_map != nullptr
+                     ? static_cast<int>(effect->origin.size())
+                     : RankOf(effect->buffer);
+      effect->extent = FitBox(box, rank);
+    }
+    return effect;
+  }
+
+  const Value* BufferAt(int slot) const {
+    if (slot >= op_.num_operands()) return nullptr;
+    return op_.operand(slot).value;
+  }
+
+  std::vector<MemoryEffect> Take() { return std::move(effects_); }
+
+ private:
+  const Op& op_;
+  std::vector<MemoryEffect> effects_;
+};
+
+void SetOrder(MemoryEffect* effect, MemoryOrder order, MemoryScope scope) {
+  if (effect == nullptr) return;
+  effect->order = order;
+  effect->scope = scope;
+}
+
+// The TMA box of the map operand in `slot`, or empty.
+std::vector<int64_t> MapBox(const Op& op, int slot) {
+  if (slot >= op.num_operands() || op.operand(slot).value == nullptr) return {};
+  const Type& type = op.operand(slot).value->type();
+  return type.is_tensor_map() ? type.box() : std::vector<int64_t>{};
+}
+
+std::vector<int64_t> MatrixBox(const Op& op) {
+  int64_t count = op.GetInt("count");
+  std::vector<int64_t> box = count == 1   ? std::vector<int64_t>{8, 8}
+                             : count == 2 ? std::vector<int64_t>{16, 8}
+                                          : std::vector<int64_t>{16, 16};
+  if (op.GetFlag("trans")) std::swap(box[0], box[1]);
+  return box;
+}
+
+void AddWgmmaEffects(const Op& op, EffectBuilder& builder) {
+  const int64_t n = op.GetInt("n");
+  const Value* b = builder.BufferAt(2);
+  const Value* a = builder.BufferAt(1);
+  const Value* typed = b != nullptr ? b : a;
+  const int64_t k =
+      typed != nullptr ? 32 / std::max(1, ElementBytes(typed)) : 16;
+  AccessMode acc_mode =
+      op.GetFlag("zero_init") ? AccessMode::kWrite : AccessMode::kReadWrite;
+  builder.Box(0, acc_mode, Proxy::kGeneric, Completion::kWgmmaGroup,
+              Distribution::kPerThread, {n / 2});
+  if (a != nullptr && a->type().is_buffer() &&
+      a->type().space() == MemorySpace::kRegister) {
+    builder.Box(1, AccessMode::kRead, Proxy::kGeneric, Completion::kWgmmaGroup,
+                Distribution::kPerThread, {k / 2});
+  } else {
+    std::vector<int64_t> box = op.GetString("a_major") == "m"
+                                   ? std::vector<int64_t>{k, 64}
+                                   : std::vector<int64_t>{64, k};
+    builder.Box(1, AccessMode::kRead, Proxy::kAsync, Completion::kWgmmaGroup,
+                Distribution::kFragment, box);
+  }
+  std::vector<int64_t> b_box = op.GetString("b_major") == "n"
+                                   ? std::vector<int64_t>{k, n}
+                                   : std::vector<int64_t>{n, k};
+  builder.Box(2, AccessMode::kRead, Proxy::kAsync, Completion::kWgmmaGroup,
+              Distribution::kFragment, b_box);
+}
+
+}  // namespace
+
+std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
+  EffectBuilder builder(op);
+  using M = AccessMode;
+  using D = Distribution;
+  const Proxy generic = Proxy::kGeneric;
+  const Proxy async = Proxy::kAsync;
+  const Completion now = Completion::kImmediate;
+  switch (op.kind()) {
+    case OpKind::kLoad: {
+      int lanes = op.num_results() > 0 ? op.result()->type().lanes() : 1;
+      builder.Box(0, M::kRead, generic, now, D::kPerThread, {lanes});
+      break;
+    }
+    case OpKind::kStore: {
+      const Value* value = builder.BufferAt(1);
+      int lanes = value != nullptr ? value->type().lanes() : 1;
+      builder.Box(0, M::kWrite, generic, now, D::kPerThread, {lanes});
+      break;
+    }
+    case OpKind::kCpAsync: {
+      const int64_t bytes = op.GetInt("bytes");
+      for (int slot = 0; slot < 2; ++slot) {
+        const Value* buffer = builder.BufferAt(slot);
+        if (buffer == nullptr) continue;
+        builder.Box(slot, slot == 0 ? M::kWrite : M::kRead, generic,
+                    Completion::kCpAsyncGroup, D::kPerThread,
+                    {CeilDiv(bytes, ElementBytes(buffer))});
+      }
+      break;
+    }
+    case OpKind::kLdmatrix:
+      builder.Box(0, M::kRead, generic, now, D::kFragment, MatrixBox(op));
+      break;
+    case OpKind::kStmatrix:
+      builder.Box(0, M::kWrite, generic, now, D::kFragment, MatrixBox(op));
+      break;
+    case OpKind::kTmaLoad: {
+      const bool multicast = op.FindAttr("multicast") != nullptr;
+      std::vector<int64_t> box = MapBox(op, 1);
+      MemoryEffect* smem = builder.Box(0, M::kWrite, async,
+                                       Completion::kMbarrier, D::kIssuer, box);
+      if (smem != nullptr) smem->multicast = multicast;
+      builder.Box(1, M::kRead, async, Completion::kMbarrier, D::kIssuer, box);
+      // The complete-tx on the mbarrier goes through the generic proxy and
+      // releases at cluster scope.
+      MemoryEffect* bar = builder.Box(2, M::kReadWrite, generic,
+                                      Completion::kMbarrier, D::kIssuer, {1});
+      SetOrder(bar, MemoryOrder::kRelease, MemoryScope::kCluster);
+      if (bar != nullptr) bar->multicast = multicast;
+      break;
+    }
+    case OpKind::kTmaStore:
+    case OpKind::kTmaReduce: {
+      std::vector<int64_t> box = MapBox(op, 0);
+      // A reduction reads the global values it combines with.
+      builder.Box(0,
+                  op.kind() == OpKind::kTmaReduce ? M::kReadWrite : M::kWrite,
+                  async, Completion::kBulkGroup, D::kIssuer, box);
+      builder.Box(1, M::kRead, async, Completion::kBulkGroup, D::kIssuer, box);
+      break;
+    }
+    case OpKind::kTmaPrefetch:
+      break;  // a hint: touches no memory the program can observe
+    case OpKind::kBulkLoad:
+    case OpKind::kBulkStore: {
+      const bool load = op.kind() == OpKind::kBulkLoad;
+      const Completion completion =
+          load ? Completion::kMbarrier : Completion::kBulkGroup;
+      const int64_t bytes = op.GetInt("bytes");
+      for (int slot = 0; slot < 2; ++slot) {
+        const Value* buffer = builder.BufferAt(slot);
+        if (buffer == nullptr) continue;
+        builder.Box(slot, slot == 0 ? M::kWrite : M::kRead, async, completion,
+                    D::kIssuer, {CeilDiv(bytes, ElementBytes(buffer))});
+      }
+      if (load) {
+        MemoryEffect* bar = builder.Box(2, M::kReadWrite, generic,
+                                        Completion::kMbarrier, D::kIssuer, {1});
+        SetOrder(bar, MemoryOrder::kRelease, MemoryScope::kCluster);
+      }
+      break;
+    }
+    case OpKind::kWgmma:
+      AddWgmmaEffects(op, builder);
+      break;
+    case OpKind::kMbarrierInit:
+      builder.Box(0, M::kWrite, generic, now, D::kIssuer, {1});
+      break;
+    case OpKind::kMbarrierInval:
+      builder.Box(0, M::kWrite, generic, now, D::kIssuer, {1});
+      break;
+    case OpKind::kMbarrierArrive:
+      SetOrder(builder.Box(0, M::kReadWrite, generic, now, D::kPerThread, {1}),
+               MemoryOrder::kRelease, MemoryScope::kCta);
+      break;
+    case OpKind::kMbarrierArriveTx:
+      SetOrder(builder.Box(0, M::kReadWrite, generic, now, D::kIssuer, {1}),
+               MemoryOrder::kRelease, MemoryScope::kCta);
+      break;
+    case OpKind::kMbarrierWait:
+      SetOrder(builder.Box(0, M::kRead, generic, now, D::kPerThread, {1}),
+               MemoryOrder::kAcquire, MemoryScope::kCta);
+      break;
+    case OpKind::kSemWait:
+    case OpKind::kSemRelease: {
+      const bool wait = op.kind() == OpKind::kSemWait;
+      MemoryEffect* effect =
+          builder.Box(0, wait ? M::kRead : M::kWrite, generic, now,
+                      wait ? D::kPerThread : D::kIssuer, {1});
+      SetOrder(effect, wait ? MemoryOrder::kAcquire : MemoryOrder::kRelease,
+               ParseScope(op.GetString("scope")).value_or(MemoryScope::kGpu));
+      break;
+    }
+    case OpKind::kAtomic:
+    case OpKind::kReduce: {
+      MemoryEffect* effect =
+          builder.Box(0, M::kReadWrite, generic, now, D::kPerThread, {1});
+      SetOrder(
+          effect,
+          ParseOrder(op.GetString("order")).value_or(MemoryOrder::kRelaxed),
+          ParseScope(op.GetString("scope")).value_or(MemoryScope::kGpu));
+      break;
+    }
+    case OpKind::kPtx: {
+      const Proxy proxy = op.GetString("proxy") == "async" ? async : generic;
+      const int reads = static_cast<int>(op.GetInt("reads"));
+      const int writes = static_cast<int>(op.GetInt("writes"));
+      const int first = op.num_operands() - reads - writes;
+      if (first < 0 || reads < 0 || writes < 0) break;
+      for (int i = 0; i < reads + writes; ++i) {
+        builder.Access(first + i, i < reads ? M::kRead : M::kWrite, proxy, now,
+                       D::kPerThread);
+      }
+      break;
+    }
+    case OpKind::kSplitK:
+      // The cross-block reduction combines every block's partial.
+      builder.Access(0, M::kReadWrite, generic, now, D::kPerThread);
+      break;
+    default:
+      break;  // no memory effects
+  }
+  return builder.Take();
+}
+
+// ---------------------------------------------------------------------------
+// Description.
+
+namespace {
+
+std::string Ref(const Value* value) {
+  return value != nullptr ? absl::StrCat("%", value->name()) : "%?";
+}
+
+std::string DescribeAccess(const MemoryEffect& effect) {
+  std::string line =
+      absl::StrCat(AccessModeName(effect.mode), " ", Ref(effect.buffer));
+  if (effect.whole_buffer) {
+    absl::StrAppend(&line, " whole");
+  } else {
+    absl::StrAppend(&line, "[",
+                    absl::StrJoin(effect.origin, ", ",
+                                  [](std::string* out, const Value* index) {
+                                    out->append(Ref(index));
+                                  }),
+                    "]");
+  }
+  if (effect.tensor_map != nullptr) {
+    absl::StrAppend(&line, " via ", Ref(effect.tensor_map));
+  }
+  if (!effect.whole_buffer) {
+    absl::StrAppend(&line, " box [", absl::StrJoin(effect.extent, ", "), "]");
+  }
+  absl::StrAppend(&line, " ", MemorySpaceName(effect.space), " ",
+                  ProxyName(effect.proxy), " ",
+                  CompletionName(effect.completion), " ",
+                  DistributionName(effect.distribution));
+  if (effect.order != MemoryOrder::kWeak) {
+    absl::StrAppend(&line, " ", MemoryOrderName(effect.order), ".",
+                    MemoryScopeName(effect.scope));
+  }
+  if (effect.multicast) absl::StrAppend(&line, " multicast");
+  return line;
+}
+
+}  // namespace
+
+std::string DescribeEffects(const Op& op) {
+  std::string text;
+  for (const MemoryEffect& effect : MemoryEffectsOf(op)) {
+    absl::StrAppend(&text, DescribeAccess(effect), "\n");
+  }
+  const OpFacts& facts = FactsOf(op.kind());
+  absl::StrAppend(&text, "exec ", ExecClassName(facts.exec));
+  if (facts.sync != SyncKind::kNone) {
+    absl::StrAppend(&text, ", sync ", SyncKindName(facts.sync));
+    if (facts.group.has_value() && (facts.sync == SyncKind::kGroupCommit ||
+                                    facts.sync == SyncKind::kGroupWait)) {
+      absl::StrAppend(&text, "(", TokenKindName(*facts.group), ")");
+    }
+  }
+  if (facts.has_side_effects) absl::StrAppend(&text, ", side-effects");
+  return text;
+}
+
+}  // namespace kir

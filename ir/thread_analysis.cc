@@ -1,0 +1,830 @@
+// Thread analysis: executing thread sets and value uniformity.
+//
+// Every value is abstracted as `part[t] + u`: `part` is an exact vector of
+// per-thread values over the block's linear thread ids (absent means 0) and
+// `u` is an unknown value uniform over `offset` (absent means u = 0, so the
+// value is exactly `part`). Constants, thread/lane/warp ids and the block
+// shape give exact vectors; sizes, params, block ids and the like are pure
+// unknowns; add/sub keep the form, and everything else that is not exact
+// falls back to the scope lattice (part absent, offset = the scope).
+//
+// When the block shape is not constant, thread ids are unknown, but lane and
+// warp ids are still exact functions of the linear id: they are evaluated on
+// a virtual block of 1024 threads (the hardware maximum), whose answers hold
+// for every prefix of it. Executing sets are then kept internally but
+// reported as unknown.
+#include "ir/thread_analysis.h"
+
+#include <algorithm>
+#include <bitset>
+#include <limits>
+
+#include "absl/container/flat_hash_map.h"
+#include "ir/check.h"
+
+namespace kir {
+
+const char* ScopeName(Scope scope) {
+  switch (scope) {
+    case Scope::kThread:
+      return "thread";
+    case Scope::kWarp:
+      return "warp";
+    case Scope::kWarpgroup:
+      return "warpgroup";
+    case Scope::kRole:
+      return "role";
+    case Scope::kBlock:
+      return "block";
+    case Scope::kCluster:
+      return "cluster";
+    case Scope::kGrid:
+      return "grid";
+  }
+  KIR_UNREACHABLE();
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+// ThreadSet.
+
+ThreadSet ThreadSet::Unknown() { return ThreadSet(); }
+
+ThreadSet ThreadSet::All(int num_threads) {
+  ThreadSet set;
+  set.known_ = true;
+  set.bits_.assign(num_threads, true);
+  return set;
+}
+
+ThreadSet ThreadSet::None(int num_threads) {
+  ThreadSet set;
+  set.known_ = true;
+  set.bits_.assign(num_threads, false);
+  return set;
+}
+
+int ThreadSet::Count() const {
+  KIR_CHECK(known_) << "Count() of an unknown thread set";
+  return static_cast<int>(std::count(bits_.begin(), bits_.end(), true));
+}
+
+bool ThreadSet::IsWarpAligned() const {
+  if (!known_) return false;
+  for (int start = 0; start < num_threads(); start += 32) {
+    int end = std::min(num_threads(), start + 32);
+    for (int t = start + 1; t < end; ++t) {
+      if (bits_[t] != bits_[start]) return false;
+    }
+  }
+  return true;
+}
+
+std::vector<int> ThreadSet::Warps() const {
+  KIR_CHECK(known_) << "Warps() of an unknown thread set";
+  std::vector<int> warps;
+  for (int t = 0; t < num_threads(); ++t) {
+    if (bits_[t] && (warps.empty() || warps.back() != t / 32)) {
+      warps.push_back(t / 32);
+    }
+  }
+  return warps;
+}
+
+bool ThreadSet::operator==(const ThreadSet& other) const {
+  return known_ == other.known_ && bits_ == other.bits_;
+}
+
+// ---------------------------------------------------------------------------
+// The analysis.
+
+namespace {
+
+constexpr int kWarpSize = 32;
+constexpr int kWarpgroupSize = 128;
+constexpr int kMaxThreads = 1024;
+// How deep ScopeOver re-derives a value's scope from its operands for a
+// narrower thread set.
+constexpr int kDefinitionDepth = 3;
+constexpr int kQueryDepth = 6;
+
+using Bits = std::bitset<kMaxThreads>;
+using Vec = std::vector<int64_t>;
+
+Scope Min(Scope a, Scope b) { return a < b ? a : b; }
+Scope Max(Scope a, Scope b) { return a < b ? b : a; }
+
+struct ValueState {
+  std::shared_ptr<const Vec> part;  // null: 0
+  std::optional<Scope> offset;      // nullopt: exact
+  Scope scope = Scope::kThread;     // over the threads executing the def
+  // For i1 values: truth sets bounding the true one (null: none / all).
+  std::shared_ptr<const Bits> must, may;
+  bool implies_elect = false;  // true only where an elect.sync result is
+
+  bool exact() const { return part != nullptr && !offset.has_value(); }
+};
+
+struct OpState {
+  Bits exec;
+  int order = 0;  // pre-order position in the kernel
+  ThreadSet set;  // exec as reported (unknown when the shape is)
+};
+
+bool IsIntegerScalar(const Type& type) {
+  return type.is_scalar() && IsInteger(type.dtype());
+}
+
+// Ops whose result is a pure per-thread function of their operands, so that
+// uniformity of the operands over a set of threads carries over.
+bool IsPureForward(OpKind kind) {
+  switch (kind) {
+    case OpKind::kAdd:
+    case OpKind::kSub:
+    case OpKind::kMul:
+    case OpKind::kDiv:
+    case OpKind::kRem:
+    case OpKind::kMin:
+    case OpKind::kMax:
+    case OpKind::kAnd:
+    case OpKind::kOr:
+    case OpKind::kXor:
+    case OpKind::kShl:
+    case OpKind::kShr:
+    case OpKind::kNot:
+    case OpKind::kNeg:
+    case OpKind::kAbs:
+    case OpKind::kExp:
+    case OpKind::kSqrt:
+    case OpKind::kFma:
+    case OpKind::kCmp:
+    case OpKind::kSelect:
+    case OpKind::kCast:
+    case OpKind::kVecFrom:
+    case OpKind::kVecExtract:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool FitsType(int64_t value, const Type& type) {
+  switch (type.dtype()) {
+    case DType::kI1:
+      return value == 0 || value == 1;
+    case DType::kI32:
+      return value >= std::numeric_limits<int32_t>::min() &&
+             value <= std::numeric_limits<int32_t>::max();
+    default:
+      return true;
+  }
+}
+
+// One integer operation on exact operands; nullopt where the result would
+// depend on semantics we do not pin down here (division or shifts of
+// negative values, division by zero, overflow).
+std::optional<int64_t> EvalScalar(const Op& op, const std::vector<int64_t>& a) {
+  int64_t r = 0;
+  switch (op.kind()) {
+    case OpKind::kAdd:
+      if (__builtin_add_overflow(a[0], a[1], &r)) return std::nullopt;
+      return r;
+    case OpKind::kSub:
+      if (__builtin_sub_overflow(a[0], a[1], &r)) return std::nullopt;
+      return r;
+    case OpKind::kMul:
+      if (__builtin_mul_overflow(a[0], a[1], &r)) return std::nullopt;
+      return r;
+    case OpKind::kDiv:
+      if (a[0] < 0 || a[1] <= 0) return std::nullopt;
+      return a[0] / a[1];
+    case OpKind::kRem:
+      if (a[0] < 0 || a[1] <= 0) return std::nullopt;
+      return a[0] % a[1];
+    case OpKind::kMin:
+      return std::min(a[0], a[1]);
+    case OpKind::kMax:
+      return std::max(a[0], a[1]);
+    case OpKind::kAnd:
+      return a[0] & a[1];
+    case OpKind::kOr:
+      return a[0] | a[1];
+    case OpKind::kXor:
+      return a[0] ^ a[1];
+    case OpKind::kShl:
+      if (a[0] < 0 || a[1] < 0 || a[1] >= 62 || (a[0] >> (62 - a[1])) != 0) {
+        return std::nullopt;
+      }
+      return a[0] << a[1];
+    case OpKind::kShr:
+      if (a[0] < 0 || a[1] < 0 || a[1] >= 63) return std::nullopt;
+      return a[0] >> a[1];
+    case OpKind::kNot:
+      if (op.result()->type().is_scalar(DType::kI1)) return 1 - a[0];
+      return ~a[0];
+    case OpKind::kNeg:
+      if (a[0] == std::numeric_limits<int64_t>::min()) return std::nullopt;
+      return -a[0];
+    case OpKind::kAbs:
+      if (a[0] == std::numeric_limits<int64_t>::min()) return std::nullopt;
+      return a[0] < 0 ? -a[0] : a[0];
+    case OpKind::kFma: {
+      int64_t product = 0;
+      if (__builtin_mul_overflow(a[0], a[1], &product) ||
+          __builtin_add_overflow(product, a[2], &r)) {
+        return std::nullopt;
+      }
+      return r;
+    }
+    case OpKind::kCmp: {
+      const std::string& pred = op.GetString("pred");
+      if (pred == "eq") return a[0] == a[1];
+      if (pred == "ne") return a[0] != a[1];
+      if (pred == "lt") return a[0] < a[1];
+      if (pred == "le") return a[0] <= a[1];
+      if (pred == "gt") return a[0] > a[1];
+      if (pred == "ge") return a[0] >= a[1];
+      return std::nullopt;
+    }
+    case OpKind::kSelect:
+      if (a[0] != 0 && a[0] != 1) return std::nullopt;
+      return a[0] ? a[1] : a[2];
+    case OpKind::kCast:
+      // Integer to integer only; i1 targets (truncation vs. test for
+      // non-zero) are left unknown.
+      if (op.result()->type().is_scalar(DType::kI1)) return std::nullopt;
+      return a[0];
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+struct ThreadAnalysis::Impl {
+  explicit Impl(const Kernel& kernel);
+
+  // Setup and the walk.
+  void Visit(const Region& region, const Bits& exec);
+  void VisitOp(const Op& op, const Bits& exec);
+  void ComputeResult(const Op& op, const Bits& exec);
+  void ComputeInductionVariable(const Op& op, const Bits& exec);
+
+  // Queries.
+  const ValueState* Find(const Value* value) const;
+  Scope ExactScope(const Vec* part, const Bits& set) const;
+  bool ConstantOn(const Vec& values, const Bits& set, int chunk) const;
+  Scope ScopeOver(const Value* value, const Bits& set, int depth) const;
+  Bits Must(const Value* value) const;
+  Bits May(const Value* value) const;
+  Bits RoleBits(const Op& role) const;
+  const Bits& ExecOf(const Op& op) const;
+  bool GuardUniform(const Op& guard, Scope scope, const Bits& restrict) const;
+  bool GuardsOnly(const Op& op, Scope scope, const Bits& restrict,
+                  const Op** culprit) const;
+
+  ValueState Exact(Vec values) const {
+    ValueState state;
+    state.part = std::make_shared<const Vec>(std::move(values));
+    return state;
+  }
+  ValueState Unknown(Scope scope) const {
+    ValueState state;
+    state.offset = scope;
+    state.scope = scope;
+    return state;
+  }
+  Vec Filled(int64_t value) const { return Vec(universe_size, value); }
+
+  const Kernel& kernel;
+  bool shape_known = false;
+  int universe_size = kMaxThreads;  // threads per block, or the virtual 1024
+  int64_t block_x = 0, block_y = 0, block_z = 0;
+  Bits universe;
+  absl::flat_hash_map<const Value*, ValueState> values;
+  absl::flat_hash_map<const Op*, OpState> ops;
+  std::vector<const Op*> returns;  // in program order
+  int next_order = 0;
+};
+
+ThreadAnalysis::Impl::Impl(const Kernel& kernel) : kernel(kernel) {
+  std::optional<int64_t> x = kernel.block.x.AsConstant();
+  std::optional<int64_t> y = kernel.block.y.AsConstant();
+  std::optional<int64_t> z = kernel.block.z.AsConstant();
+  if (x && y && z && *x > 0 && *y > 0 && *z > 0 &&
+      *x * *y * *z <= kMaxThreads) {
+    shape_known = true;
+    block_x = *x;
+    block_y = *y;
+    block_z = *z;
+    universe_size = static_cast<int>(*x * *y * *z);
+  }
+  for (int t = 0; t < universe_size; ++t) universe.set(t);
+
+  for (const auto& size : kernel.sizes()) {
+    values[size.get()] = Unknown(Scope::kGrid);
+  }
+  for (const Param& param : kernel.params()) {
+    values[param.value] = Unknown(Scope::kGrid);
+  }
+  Visit(kernel.body(), universe);
+}
+
+void ThreadAnalysis::Impl::Visit(const Region& region, const Bits& exec) {
+  for (int i = 0; i < region.size(); ++i) VisitOp(region.op(i), exec);
+}
+
+void ThreadAnalysis::Impl::VisitOp(const Op& op, const Bits& exec) {
+  OpState& state = ops[&op];
+  state.exec = exec;
+  state.order = next_order++;
+  if (shape_known) {
+    state.set = ThreadSet::None(universe_size);
+    for (int t = 0; t < universe_size; ++t) {
+      state.set.mutable_bits()[t] = exec[t];
+    }
+  }
+  if (op.kind() == OpKind::kReturn) returns.push_back(&op);
+  if (op.num_results() > 0) ComputeResult(op, exec);
+
+  switch (op.kind()) {
+    case OpKind::kIf: {
+      const Value* condition =
+          op.num_operands() > 0 ? op.operand_value(0) : nullptr;
+      Bits then_exec = exec & May(condition);
+      Bits else_exec = exec & ~Must(condition);
+      if (op.num_regions() > 0) Visit(op.region(0), then_exec);
+      if (op.num_regions() > 1) Visit(op.region(1), else_exec);
+      return;
+    }
+    case OpKind::kFor:
+      ComputeInductionVariable(op, exec);
+      break;
+    case OpKind::kRole:
+      if (op.num_regions() > 0) Visit(op.region(0), exec & RoleBits(op));
+      return;
+    default:
+      break;
+  }
+  for (int r = 0; r < op.num_regions(); ++r) Visit(op.region(r), exec);
+}
+
+void ThreadAnalysis::Impl::ComputeInductionVariable(const Op& op,
+                                                    const Bits& exec) {
+  if (op.num_regions() == 0 || op.region(0).num_arguments() == 0) return;
+  const Value* iv = op.region(0).argument(0);
+  if (op.num_operands() < 3) {
+    values[iv] = Unknown(Scope::kThread);
+    return;
+  }
+  // iv = lower + k * step in iteration k: the lower bound's per-thread part
+  // plus a part as uniform as the bounds and the step.
+  const ValueState* lower = Find(op.operand_value(0));
+  Scope bounds = Min(ScopeOver(op.operand_value(1), exec, kDefinitionDepth),
+                     ScopeOver(op.operand_value(2), exec, kDefinitionDepth));
+  ValueState state;
+  if (lower != nullptr && lower->part != nullptr) {
+    state.part = lower->part;
+    state.offset = Min(bounds, lower->offset.value_or(Scope::kGrid));
+  } else {
+    state.offset =
+        Min(bounds, ScopeOver(op.operand_value(0), exec, kDefinitionDepth));
+  }
+  values[iv] = state;
+  values[iv].scope = ScopeOver(iv, exec, 0);
+}
+
+void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
+  const Value* result = op.result(0);
+  const Type& type = result->type();
+  auto operand = [&](int i) -> const Value* {
+    return i < op.num_operands() ? op.operand_value(i) : nullptr;
+  };
+  auto operand_scope = [&](int i) {
+    const Value* value = operand(i);
+    return value ? ScopeOver(value, exec, kDefinitionDepth) : Scope::kThread;
+  };
+  ValueState state = Unknown(Scope::kThread);
+
+  switch (op.kind()) {
+    case OpKind::kConst: {
+      const Attribute& value = op.GetAttr("value");
+      if (IsIntegerScalar(type) && value.is_integral &&
+          FitsType(value.int_value, type)) {
+        state = Exact(Filled(value.int_value));
+      } else {
+        state = Unknown(Scope::kGrid);
+      }
+      break;
+    }
+    case OpKind::kThreadId: {
+      if (!shape_known) break;
+      const std::string& dim = op.GetString("dim");
+      Vec ids(universe_size);
+      for (int t = 0; t < universe_size; ++t) {
+        ids[t] = dim == "x"   ? t % block_x
+                 : dim == "y" ? (t / block_x) % block_y
+                              : t / (block_x * block_y);
+      }
+      state = Exact(std::move(ids));
+      break;
+    }
+    case OpKind::kLaneId:
+    case OpKind::kWarpId: {
+      Vec ids(universe_size);
+      for (int t = 0; t < universe_size; ++t) {
+        ids[t] = op.kind() == OpKind::kLaneId ? t % kWarpSize : t / kWarpSize;
+      }
+      state = Exact(std::move(ids));
+      break;
+    }
+    case OpKind::kBlockDim: {
+      if (!shape_known) {
+        state = Unknown(Scope::kGrid);
+        break;
+      }
+      const std::string& dim = op.GetString("dim");
+      state = Exact(Filled(dim == "x"   ? block_x
+                           : dim == "y" ? block_y
+                                        : block_z));
+      break;
+    }
+    case OpKind::kGridDim:
+      state = Unknown(Scope::kGrid);
+      break;
+    case OpKind::kBlockId:
+    case OpKind::kClusterCtaId:
+    case OpKind::kClusterCtaRank:
+    case OpKind::kAllocShared:
+      state = Unknown(Scope::kBlock);
+      break;
+    case OpKind::kAllocWorkspace:
+      state = Unknown(Scope::kGrid);
+      break;
+    case OpKind::kElectSync:
+      state.implies_elect = true;
+      break;
+    case OpKind::kShflSync: {
+      // Every lane receives some lane's value, so a value uniform over the
+      // warp or coarser stays so; an `idx` shuffle from a warp-uniform lane
+      // broadcasts, which makes any value warp-uniform.
+      const bool idx = op.GetString("mode") == "idx";
+      Scope value_scope = operand_scope(0);
+      Scope result_scope = value_scope >= Scope::kWarp ? value_scope
+                           : idx && operand_scope(1) >= Scope::kWarp
+                               ? Scope::kWarp
+                               : Scope::kThread;
+      state = Unknown(result_scope);
+      const ValueState* value = Find(operand(0));
+      const ValueState* lane = Find(operand(1));
+      if (idx && shape_known && value && value->exact() && lane &&
+          lane->exact()) {
+        Vec out(universe_size);
+        bool ok = true;
+        for (int t = 0; t < universe_size && ok; ++t) {
+          if (!exec[t]) continue;
+          int64_t source = (t & ~(kWarpSize - 1)) + ((*lane->part)[t] & 31);
+          ok = source < universe_size && exec[source];
+          if (ok) out[t] = (*value->part)[source];
+        }
+        if (ok) state = Exact(std::move(out));
+      }
+      break;
+    }
+    default:
+      if (!IsPureForward(op.kind())) break;  // loads, atomics, ...
+      {
+        // Exact when every operand is.
+        std::vector<const ValueState*> args;
+        bool all_exact = IsIntegerScalar(type);
+        for (int i = 0; i < op.num_operands(); ++i) {
+          const ValueState* arg = Find(op.operand_value(i));
+          args.push_back(arg);
+          all_exact = all_exact && arg != nullptr && arg->exact() &&
+                      IsIntegerScalar(op.operand_value(i)->type());
+        }
+        if (all_exact && !args.empty()) {
+          Vec out(universe_size);
+          std::vector<int64_t> scalars(args.size());
+          bool ok = true;
+          for (int t = 0; t < universe_size && ok; ++t) {
+            for (size_t i = 0; i < args.size(); ++i) {
+              scalars[i] = (*args[i]->part)[t];
+            }
+            std::optional<int64_t> value = EvalScalar(op, scalars);
+            ok = value.has_value() && FitsType(*value, type);
+            if (ok) out[t] = *value;
+          }
+          if (ok) {
+            state = Exact(std::move(out));
+            break;
+          }
+        }
+        // add/sub/neg keep the per-thread part + uniform part form.
+        const OpKind kind = op.kind();
+        if ((kind == OpKind::kAdd || kind == OpKind::kSub) &&
+            args.size() == 2 && args[0] && args[1] &&
+            (args[0]->part || args[1]->part) && IsIntegerScalar(type)) {
+          const Vec* a = args[0]->part.get();
+          const Vec* b = args[1]->part.get();
+          Vec sum(universe_size, 0);
+          bool ok = true;
+          for (int t = 0; t < universe_size && ok; ++t) {
+            int64_t x = a ? (*a)[t] : 0;
+            int64_t y = b ? (*b)[t] : 0;
+            ok = kind == OpKind::kAdd ? !__builtin_add_overflow(x, y, &sum[t])
+                                      : !__builtin_sub_overflow(x, y, &sum[t]);
+          }
+          if (ok) {
+            state.part = std::make_shared<const Vec>(std::move(sum));
+            state.offset = Min(args[0]->offset.value_or(Scope::kGrid),
+                               args[1]->offset.value_or(Scope::kGrid));
+            break;
+          }
+        }
+        Scope scope = Scope::kGrid;
+        for (int i = 0; i < op.num_operands(); ++i) {
+          scope = Min(scope, operand_scope(i));
+        }
+        state = Unknown(scope);
+      }
+      break;
+  }
+
+  // Truth bounds and elect implications of predicates.
+  if (type.is_scalar(DType::kI1)) {
+    if (state.exact()) {
+      Bits truth;
+      for (int t = 0; t < universe_size; ++t) truth[t] = (*state.part)[t] != 0;
+      state.must = state.may = std::make_shared<const Bits>(truth);
+    } else if (op.kind() == OpKind::kAnd || op.kind() == OpKind::kOr) {
+      if (op.num_operands() == 2) {
+        Bits a_must = Must(operand(0)), b_must = Must(operand(1));
+        Bits a_may = May(operand(0)), b_may = May(operand(1));
+        const bool is_and = op.kind() == OpKind::kAnd;
+        state.must = std::make_shared<const Bits>(is_and ? a_must & b_must
+                                                         : a_must | b_must);
+        state.may = std::make_shared<const Bits>(is_and ? a_may & b_may
+                                                        : a_may | b_may);
+        if (is_and) {
+          const ValueState* a = Find(operand(0));
+          const ValueState* b = Find(operand(1));
+          state.implies_elect =
+              (a && a->implies_elect) || (b && b->implies_elect);
+        }
+      }
+    } else if (op.kind() == OpKind::kNot && op.num_operands() == 1) {
+      state.must = std::make_shared<const Bits>(universe & ~May(operand(0)));
+      state.may = std::make_shared<const Bits>(universe & ~Must(operand(0)));
+    }
+  }
+
+  values[result] = state;
+  ValueState& stored = values[result];
+  stored.scope = Scope::kThread;  // ScopeOver reads the stored state
+  stored.scope = ScopeOver(result, exec, kDefinitionDepth);
+  for (int i = 1; i < op.num_results(); ++i) {
+    values[op.result(i)] = Unknown(Scope::kThread);
+  }
+}
+
+const ValueState* ThreadAnalysis::Impl::Find(const Value* value) const {
+  if (value == nullptr) return nullptr;
+  auto it = values.find(value);
+  return it == values.end() ? nullptr : &it->second;
+}
+
+bool ThreadAnalysis::Impl::ConstantOn(const Vec& part, const Bits& set,
+                                      int chunk) const {
+  for (int start = 0; start < universe_size; start += chunk) {
+    int end = std::min(universe_size, start + chunk);
+    bool seen = false;
+    int64_t first = 0;
+    for (int t = start; t < end; ++t) {
+      if (!set[t]) continue;
+      if (!seen) {
+        seen = true;
+        first = part[t];
+      } else if (part[t] != first) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+Scope ThreadAnalysis::Impl::ExactScope(const Vec* part, const Bits& set) const {
+  if (part == nullptr || ConstantOn(*part, set, kMaxThreads)) {
+    return Scope::kGrid;
+  }
+  if (ConstantOn(*part, set, kWarpgroupSize)) return Scope::kWarpgroup;
+  if (ConstantOn(*part, set, kWarpSize)) return Scope::kWarp;
+  return Scope::kThread;
+}
+
+Scope ThreadAnalysis::Impl::ScopeOver(const Value* value, const Bits& set,
+                                      int depth) const {
+  const ValueState* state = Find(value);
+  if (state == nullptr) return Scope::kThread;
+  Scope scope = Max(state->scope, Min(ExactScope(state->part.get(), set),
+                                      state->offset.value_or(Scope::kGrid)));
+  if (depth <= 0 || state->exact() || scope == Scope::kGrid ||
+      value->kind() != Value::Kind::kResult) {
+    return scope;
+  }
+  // Re-derive from the operands over this (possibly narrower) set.
+  const Op& op = *value->defining_op();
+  if (!IsPureForward(op.kind()) || op.num_operands() == 0) return scope;
+  Scope from_operands = Scope::kGrid;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    from_operands =
+        Min(from_operands, ScopeOver(op.operand_value(i), set, depth - 1));
+  }
+  if (op.kind() == OpKind::kCmp && op.num_operands() == 2) {
+    // a < b  <=>  (part_a - part_b) < (u_b - u_a): uniform where the
+    // per-thread difference is and the unknowns are.
+    const ValueState* a = Find(op.operand_value(0));
+    const ValueState* b = Find(op.operand_value(1));
+    if (a && b && (a->part || b->part)) {
+      Vec difference(universe_size, 0);
+      bool ok = true;
+      for (int t = 0; t < universe_size && ok; ++t) {
+        int64_t x = a->part ? (*a->part)[t] : 0;
+        int64_t y = b->part ? (*b->part)[t] : 0;
+        ok = !__builtin_sub_overflow(x, y, &difference[t]);
+      }
+      if (ok) {
+        Scope compared = Min(ExactScope(&difference, set),
+                             Min(a->offset.value_or(Scope::kGrid),
+                                 b->offset.value_or(Scope::kGrid)));
+        from_operands = Max(from_operands, compared);
+      }
+    }
+  }
+  return Max(scope, from_operands);
+}
+
+Bits ThreadAnalysis::Impl::Must(const Value* value) const {
+  const ValueState* state = Find(value);
+  return state && state->must ? *state->must : Bits();
+}
+
+Bits ThreadAnalysis::Impl::May(const Value* value) const {
+  const ValueState* state = Find(value);
+  return state && state->may ? *state->may : universe;
+}
+
+Bits ThreadAnalysis::Impl::RoleBits(const Op& role) const {
+  const int64_t begin = role.GetInt("warp_begin");
+  const int64_t end = role.GetInt("warp_end");
+  Bits bits;
+  for (int t = 0; t < universe_size; ++t) {
+    bits[t] = t / kWarpSize >= begin && t / kWarpSize < end;
+  }
+  return bits;
+}
+
+const Bits& ThreadAnalysis::Impl::ExecOf(const Op& op) const {
+  auto it = ops.find(&op);
+  return it == ops.end() ? universe : it->second.exec;
+}
+
+bool ThreadAnalysis::Impl::GuardUniform(const Op& guard, Scope scope,
+                                        const Bits& restrict) const {
+  const Bits set = ExecOf(guard)& restrict;
+  switch (guard.kind()) {
+    case OpKind::kIf:
+      return guard.num_operands() > 0 &&
+             ScopeOver(guard.operand_value(0), set, kQueryDepth) >= scope;
+    case OpKind::kFor:
+      for (int i = 0; i < std::min(3, guard.num_operands()); ++i) {
+        if (ScopeOver(guard.operand_value(i), set, kQueryDepth) < scope) {
+          return false;
+        }
+      }
+      return guard.num_operands() >= 3;
+    case OpKind::kRole: {
+      // Membership in the role's warps, as a per-thread predicate.
+      Bits members = RoleBits(guard);
+      Vec membership(universe_size);
+      for (int t = 0; t < universe_size; ++t) membership[t] = members[t];
+      return ExactScope(&membership, set) >= scope;
+    }
+    default:
+      return true;
+  }
+}
+
+bool ThreadAnalysis::Impl::GuardsOnly(const Op& op, Scope scope,
+                                      const Bits& restrict,
+                                      const Op** culprit) const {
+  std::vector<const Op*> chain;
+  for (const Op* parent = op.parent_op(); parent != nullptr;
+       parent = parent->parent_op()) {
+    chain.push_back(parent);
+  }
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    if (!GuardUniform(**it, scope, restrict)) {
+      if (culprit) *culprit = *it;
+      return false;
+    }
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Public interface.
+
+ThreadAnalysis::ThreadAnalysis(const Kernel& kernel)
+    : impl_(std::make_unique<Impl>(kernel)) {}
+
+ThreadAnalysis::~ThreadAnalysis() = default;
+
+std::optional<int> ThreadAnalysis::num_threads() const {
+  if (!impl_->shape_known) return std::nullopt;
+  return impl_->universe_size;
+}
+
+Scope ThreadAnalysis::UniformScope(const Value* value) const {
+  const ValueState* state = impl_->Find(value);
+  return state ? state->scope : Scope::kThread;
+}
+
+const std::vector<int64_t>* ThreadAnalysis::PerThreadValues(
+    const Value* value) const {
+  const ValueState* state = impl_->Find(value);
+  if (!impl_->shape_known || state == nullptr || !state->exact()) {
+    return nullptr;
+  }
+  return state->part.get();
+}
+
+const ThreadSet& ThreadAnalysis::ExecutingThreads(const Op& op) const {
+  static const ThreadSet* unknown = new ThreadSet(ThreadSet::Unknown());
+  auto it = impl_->ops.find(&op);
+  if (it == impl_->ops.end() || !impl_->shape_known) return *unknown;
+  return it->second.set;
+}
+
+bool ThreadAnalysis::IsSingleThread(const Op& op) const {
+  auto it = impl_->ops.find(&op);
+  if (it == impl_->ops.end()) return false;
+  const Bits& exec = it->second.exec;
+  if (exec.count() <= 1) return true;
+  // Under `if %e` (then side) with %e implying an elect.sync result, each
+  // warp contributes at most one thread; so one warp gives one thread.
+  int first_warp = -1;
+  for (int t = 0; t < impl_->universe_size; ++t) {
+    if (!exec[t]) continue;
+    if (first_warp >= 0 && t / kWarpSize != first_warp) return false;
+    first_warp = t / kWarpSize;
+  }
+  const Op* child = &op;
+  for (const Op* parent = op.parent_op(); parent != nullptr;
+       child = parent, parent = parent->parent_op()) {
+    if (parent->kind() != OpKind::kIf || parent->num_operands() == 0) continue;
+    if (child->parent_region() != &parent->region(0)) continue;
+    const ValueState* condition = impl_->Find(parent->operand_value(0));
+    if (condition && condition->implies_elect) return true;
+  }
+  return false;
+}
+
+bool ThreadAnalysis::GuardsUniformOver(const Op& op, Scope scope,
+                                       const Op** culprit) const {
+  const Op* role = EnclosingRole(op);
+  const Bits restrict = scope == Scope::kRole && role != nullptr
+                            ? impl_->RoleBits(*role)
+                            : impl_->universe;
+  if (!impl_->GuardsOnly(op, scope, restrict, culprit)) return false;
+
+  // A `return` that some threads of a group take and others do not leaves
+  // the rest to run `op` alone: its guards count as `op`'s when it may run
+  // before `op` (earlier in program order, or in a loop around both).
+  auto op_it = impl_->ops.find(&op);
+  const int op_order = op_it == impl_->ops.end() ? 0 : op_it->second.order;
+  for (const Op* ret : impl_->returns) {
+    bool may_precede = impl_->ops.at(ret).order < op_order;
+    for (const Op* loop = ret->parent_op(); loop && !may_precede;
+         loop = loop->parent_op()) {
+      if (loop->kind() != OpKind::kFor) continue;
+      for (const Op* p = op.parent_op(); p; p = p->parent_op()) {
+        if (p == loop) may_precede = true;
+      }
+    }
+    if (may_precede && !impl_->GuardsOnly(*ret, scope, restrict, culprit)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+const Op* ThreadAnalysis::EnclosingRole(const Op& op) const {
+  for (const Op* parent = op.parent_op(); parent != nullptr;
+       parent = parent->parent_op()) {
+    if (parent->kind() == OpKind::kRole) return parent;
+  }
+  return nullptr;
+}
+
+}  // namespace kir

@@ -1,0 +1,437 @@
+// The default pipeline, pipeline strings, and the pass runner.
+#include "passes/pipeline.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "ir/check.h"
+#include "ir/verifier.h"
+#include "passes/line_diff.h"
+
+namespace kir {
+
+// ---------------------------------------------------------------------------
+// The default pipeline. One line per pass, in the order they run; each later
+// pass may rely on what the ones above it ensure (see each pass's header).
+
+Pipeline DefaultPipeline() {
+  Pipeline pipeline;
+  auto run = [&](const char* name) {
+    const PassInfo* pass = FindPass(name);
+    KIR_CHECK(pass != nullptr) << "default pipeline names unknown pass "
+                               << name;
+    pipeline.push_back(PipelineEntry{pass, PassOptions({}, name)});
+  };
+  run("canonicalize");
+  // run("serialize-split-k");    // splitk -> workspace and semaphores
+  // run("circular-buffer");      // multi-stage buffers for loads in loops
+  // run("uniform-predicates");   // collective ops under uniform conditions
+  // run("insert-async-waits");   // waits before uses of async results
+  // run("plan-shared-memory");   // offsets for every shared allocation
+  // run("insert-syncs");         // barriers between conflicting accesses
+  // run("insert-proxy-fences");  // fence.proxy.async between proxies
+  run("dce");
+  return pipeline;
+}
+
+// ---------------------------------------------------------------------------
+// Pipeline strings.
+
+std::string PipelineEntry::ToString() const {
+  return absl::StrCat(pass->name, options.ToString());
+}
+
+std::string PipelineToString(const Pipeline& pipeline) {
+  return absl::StrJoin(pipeline, ",",
+                       [](std::string* out, const PipelineEntry& entry) {
+                         out->append(entry.ToString());
+                       });
+}
+
+namespace {
+
+std::string KnownPassNames(const std::vector<PassInfo>& registry) {
+  std::vector<std::string> names;
+  for (const PassInfo& pass : registry) names.push_back(pass.name);
+  names.push_back("default");
+  return absl::StrJoin(names, ", ");
+}
+
+bool IsNameChar(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+         c == '_' || c == '.';
+}
+
+// pipeline ::= entry (',' entry)*
+// entry    ::= name ('{' option (',' option)* '}')?
+// option   ::= name '=' value            // value: up to the next ',' or '}'
+class PipelineParser {
+ public:
+  PipelineParser(absl::string_view text, const std::vector<PassInfo>& registry)
+      : text_(text), registry_(registry) {}
+
+  absl::StatusOr<Pipeline> Parse() {
+    Pipeline pipeline;
+    SkipSpaces();
+    if (pos_ == text_.size()) {
+      return ErrorAt(pos_, "it is empty",
+                     absl::StrCat("known passes: ", KnownPassNames(registry_)));
+    }
+    while (true) {
+      absl::Status status = ParseEntry(pipeline);
+      if (!status.ok()) return status;
+      SkipSpaces();
+      if (pos_ == text_.size()) break;
+      if (text_[pos_] != ',') {
+        return ErrorAt(pos_, absl::StrCat("expected ',' between passes, got '",
+                                          text_.substr(pos_, 1), "'"));
+      }
+      ++pos_;
+    }
+    return pipeline;
+  }
+
+ private:
+  absl::Status ParseEntry(Pipeline& pipeline) {
+    SkipSpaces();
+    const size_t name_pos = pos_;
+    absl::string_view name = ReadName();
+    if (name.empty()) {
+      return ErrorAt(pos_, "expected a pass name",
+                     absl::StrCat("known passes: ", KnownPassNames(registry_)));
+    }
+    SkipSpaces();
+    const bool has_options = pos_ < text_.size() && text_[pos_] == '{';
+    if (name == "default") {
+      if (has_options) return ErrorAt(pos_, "'default' takes no options");
+      for (PipelineEntry& entry : DefaultPipeline()) {
+        pipeline.push_back(std::move(entry));
+      }
+      return absl::OkStatus();
+    }
+    const PassInfo* pass = nullptr;
+    for (const PassInfo& candidate : registry_) {
+      if (name == candidate.name) pass = &candidate;
+    }
+    if (pass == nullptr) {
+      return ErrorAt(name_pos, absl::StrCat("unknown pass '", name, "'"),
+                     absl::StrCat("known passes: ", KnownPassNames(registry_)));
+    }
+    std::vector<std::pair<std::string, std::string>> values;
+    if (has_options) {
+      absl::Status status = ParseOptions(*pass, values);
+      if (!status.ok()) return status;
+    }
+    pipeline.push_back(
+        PipelineEntry{pass, PassOptions(std::move(values), pass->name)});
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseOptions(
+      const PassInfo& pass,
+      std::vector<std::pair<std::string, std::string>>& values) {
+    const std::vector<PassOptionSpec> specs = AcceptedOptions(pass);
+    std::vector<std::string> accepted;
+    for (const PassOptionSpec& spec : specs) {
+      accepted.push_back(absl::StrCat(spec.name, "=", spec.default_value));
+    }
+    const std::string accepted_hint =
+        accepted.empty()
+            ? absl::StrCat("pass '", pass.name, "' takes no options")
+            : absl::StrCat("pass '", pass.name, "' accepts (with defaults): ",
+                           absl::StrJoin(accepted, ", "));
+    ++pos_;  // '{'
+    while (true) {
+      SkipSpaces();
+      const size_t option_pos = pos_;
+      std::string option(ReadName());
+      if (option.empty()) {
+        return ErrorAt(pos_, "expected an option name", accepted_hint);
+      }
+      const PassOptionSpec* spec = nullptr;
+      for (const PassOptionSpec& candidate : specs) {
+        if (candidate.name == option) spec = &candidate;
+      }
+      if (spec == nullptr) {
+        return ErrorAt(option_pos,
+                       absl::StrCat("pass '", pass.name, "' has no option '",
+                                    option, "'"),
+                       accepted_hint);
+      }
+      for (const auto& [seen, unused] : values) {
+        if (seen == option) {
+          return ErrorAt(option_pos,
+                         absl::StrCat("option '", option, "' given twice"));
+        }
+      }
+      SkipSpaces();
+      if (pos_ == text_.size() || text_[pos_] != '=') {
+        return ErrorAt(pos_, absl::StrCat("expected '=' after option '",
+                                          option, "'"));
+      }
+      ++pos_;
+      const size_t value_pos = pos_;
+      while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '}') {
+        ++pos_;
+      }
+      std::string value(absl::StripAsciiWhitespace(
+          text_.substr(value_pos, pos_ - value_pos)));
+      absl::Status type_status = CheckType(pass, *spec, value, value_pos);
+      if (!type_status.ok()) return type_status;
+      values.emplace_back(std::move(option), std::move(value));
+      if (pos_ == text_.size()) {
+        return ErrorAt(pos_, "expected '}' to close the options of pass '" +
+                                 std::string(pass.name) + "'");
+      }
+      if (text_[pos_++] == '}') return absl::OkStatus();
+    }
+  }
+
+  absl::Status CheckType(const PassInfo& pass, const PassOptionSpec& spec,
+                         const std::string& value, size_t value_pos) {
+    int64_t unused_int = 0;
+    const char* expected = nullptr;
+    if (spec.kind == PassOptionSpec::Kind::kBool && value != "true" &&
+        value != "false" && value != "1" && value != "0") {
+      expected = "a boolean (true or false)";
+    } else if (spec.kind == PassOptionSpec::Kind::kInt &&
+               !absl::SimpleAtoi(value, &unused_int)) {
+      expected = "an integer";
+    }
+    if (expected == nullptr) return absl::OkStatus();
+    return ErrorAt(value_pos,
+                   absl::StrCat("pass '", pass.name, "': option '", spec.name,
+                                "' expects ", expected, ", got '", value, "'"));
+  }
+
+  void SkipSpaces() {
+    while (pos_ < text_.size() &&
+           absl::ascii_isspace(static_cast<unsigned char>(text_[pos_]))) {
+      ++pos_;
+    }
+  }
+
+  absl::string_view ReadName() {
+    const size_t start = pos_;
+    while (pos_ < text_.size() && IsNameChar(text_[pos_])) ++pos_;
+    return text_.substr(start, pos_ - start);
+  }
+
+  // "invalid pipeline: message\n  <pipeline>\n  <caret>\nhint".
+  absl::Status ErrorAt(size_t pos, absl::string_view message,
+                       absl::string_view hint = "") const {
+    std::string out = absl::StrCat("invalid pipeline: ", message, "\n  ",
+                                   text_, "\n  ", std::string(pos, ' '), "^");
+    if (!hint.empty()) absl::StrAppend(&out, "\n", hint);
+    return absl::InvalidArgumentError(out);
+  }
+
+  absl::string_view text_;
+  const std::vector<PassInfo>& registry_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<Pipeline> ParsePipeline(
+    absl::string_view text, const std::vector<PassInfo>& registry) {
+  return PipelineParser(text, registry).Parse();
+}
+
+// ---------------------------------------------------------------------------
+// Running.
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+constexpr char kRule[] =
+    "===-------------------------------------------------------------------"
+    "------===";
+
+void PrintTimingReport(const Pipeline& pipeline,
+                       const std::vector<double>& pass_seconds,
+                       double verify_seconds, std::ostream& log) {
+  double total = verify_seconds;
+  for (double seconds : pass_seconds) total += seconds;
+  auto row = [&](double seconds, absl::string_view name) {
+    const double percent = total > 0 ? 100.0 * seconds / total : 0.0;
+    log << absl::StrFormat("  %10.4f (%5.1f%%)  %s\n", seconds, percent,
+                           name);
+  };
+  log << kRule << "\n"
+      << "                      ... Pass execution timing report ...\n"
+      << kRule << "\n"
+      << absl::StrFormat("  Total Execution Time: %.4f seconds\n\n", total)
+      << "   ----Wall Time----  ----Name----\n";
+  for (size_t i = 0; i < pipeline.size(); ++i) {
+    row(pass_seconds[i], pipeline[i].ToString());
+  }
+  row(verify_seconds, "(verifier)");
+  row(total, "Total");
+}
+
+void PrintStatisticsReport(const Pipeline& pipeline,
+                           const std::vector<PassStatistics>& stats,
+                           std::ostream& log) {
+  log << kRule << "\n"
+      << "                         ... Pass statistics report ...\n"
+      << kRule << "\n";
+  for (size_t i = 0; i < pipeline.size(); ++i) {
+    log << pipeline[i].ToString() << "\n";
+    size_t width = 1;
+    for (const auto& [name, value] : stats[i].counters()) {
+      width = std::max(width, absl::StrCat(value).size());
+    }
+    for (const auto& [name, value] : stats[i].counters()) {
+      log << absl::StrFormat("  (S) %*d %s\n", static_cast<int>(width), value,
+                             name);
+    }
+  }
+}
+
+// Writes the reproducer; returns its path or an error.
+absl::StatusOr<std::string> WriteReproducer(const PipelineRunOptions& options,
+                                            const std::string& ir,
+                                            const PipelineEntry& entry) {
+  std::string path = options.reproducer_path;
+  std::string contents = absl::StrCat(
+      "// kir-opt reproducer: run with --pipeline='", entry.ToString(),
+      "'\n// The input to the pass that failed.\n", ir);
+  if (path.empty()) {
+    const char* tmpdir = getenv("TMPDIR");
+    std::string pattern = absl::StrCat(
+        tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp",
+        "/kir-opt-reproducer-XXXXXX.kir");
+    std::vector<char> buffer(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    int fd = mkstemps(buffer.data(), 4);
+    if (fd < 0) {
+      return absl::UnavailableError(
+          absl::StrCat("could not create a reproducer file from ", pattern));
+    }
+    close(fd);
+    path = buffer.data();
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << contents;
+  file.close();
+  if (!file) {
+    return absl::UnavailableError(
+        absl::StrCat("could not write the reproducer to '", path, "'"));
+  }
+  return path;
+}
+
+// The failure status: the diagnostics, then what failed, then where the
+// reproducer is. The added lines have no `file:line:col:` so that
+// --verify-diagnostics does not take them for diagnostics.
+absl::Status PipelineFailure(const absl::Status& status,
+                             absl::string_view what,
+                             const PipelineRunOptions& options,
+                             const std::string& ir_before,
+                             const PipelineEntry& entry) {
+  std::string message =
+      absl::StrCat(status.message(), "\nerror: ", what);
+  if (options.write_reproducer) {
+    absl::StatusOr<std::string> path = WriteReproducer(options, ir_before,
+                                                       entry);
+    if (path.ok()) {
+      absl::StrAppend(&message, "\nnote: reproducer written to ", *path,
+                      "; run: kir-opt ", *path, " --pipeline='",
+                      entry.ToString(), "'");
+    } else {
+      absl::StrAppend(&message, "\nnote: ", path.status().message());
+    }
+  }
+  return absl::Status(status.code(), message);
+}
+
+}  // namespace
+
+absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
+                         const PipelineRunOptions& options,
+                         std::ostream& log) {
+  std::vector<double> pass_seconds(pipeline.size(), 0.0);
+  std::vector<PassStatistics> stats(pipeline.size());
+  double verify_seconds = 0;
+  auto print_reports = [&] {
+    if (options.time_passes) {
+      PrintTimingReport(pipeline, pass_seconds, verify_seconds, log);
+    }
+    if (options.statistics) PrintStatisticsReport(pipeline, stats, log);
+  };
+  PrintOptions reproducer_print;
+  reproducer_print.provenance = true;
+
+  for (size_t p = 0; p < pipeline.size(); ++p) {
+    const PipelineEntry& entry = pipeline[p];
+    const std::string ir_before =
+        options.write_reproducer ? PrintModule(module, reproducer_print) : "";
+    for (const std::unique_ptr<Kernel>& kernel : module.kernels) {
+      const std::string kernel_before =
+          options.print_changed ? PrintKernel(*kernel, options.print) : "";
+      PassContext context{stats[p]};
+      Clock::time_point start = Clock::now();
+      absl::Status status = entry.pass->run(*kernel, entry.options, context);
+      pass_seconds[p] += SecondsSince(start);
+      if (!status.ok()) {
+        print_reports();
+        return PipelineFailure(
+            status,
+            absl::StrCat("pass '", entry.ToString(), "' failed on kernel @",
+                         kernel->name()),
+            options, ir_before, entry);
+      }
+      if (options.verify_each) {
+        start = Clock::now();
+        status = Verify(*kernel);
+        verify_seconds += SecondsSince(start);
+        if (!status.ok()) {
+          print_reports();
+          return PipelineFailure(
+              status,
+              absl::StrCat("kernel @", kernel->name(),
+                           " does not verify after pass '", entry.ToString(),
+                           "'"),
+              options, ir_before, entry);
+        }
+      }
+      if (options.print_changed) {
+        const std::string kernel_after = PrintKernel(*kernel, options.print);
+        const std::string header = absl::StrCat(
+            "// *** IR after ", entry.ToString(), " on @", kernel->name());
+        if (kernel_after == kernel_before) {
+          log << header << ": (unchanged) ***\n";
+        } else {
+          log << header << " ***\n"
+              << UnifiedDiff(kernel_before, kernel_after,
+                             absl::StrCat("before ", entry.pass->name),
+                             absl::StrCat("after ", entry.pass->name));
+        }
+      }
+    }
+    if (options.print_ir_after_all || options.print_ir_after == entry.pass->name) {
+      log << "// *** IR after " << entry.ToString() << " ***\n"
+          << PrintModule(module, options.print);
+    }
+  }
+  print_reports();
+  return absl::OkStatus();
+}
+
+}  // namespace kir

@@ -1,0 +1,255 @@
+// Unit tests for pipeline parsing and the pass runner.
+#include "passes/pipeline.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "parser/parser.h"
+#include "printer/kir_printer.h"
+
+namespace kir {
+namespace {
+
+absl::Status DoNothing(Kernel&, const PassOptions&, PassContext&) {
+  return absl::OkStatus();
+}
+
+// A registry with typed options, independent of passes.def.
+const std::vector<PassInfo>& FakeRegistry() {
+  static const std::vector<PassInfo> registry = {
+      {"alpha", &DoNothing, "first", ""},
+      {"beta", &DoNothing, "second", "depth=2,fast=false,mode=a"},
+  };
+  return registry;
+}
+
+TEST(ParsePipelineTest, ParsesNamesAndOptions) {
+  absl::StatusOr<Pipeline> pipeline =
+      ParsePipeline(" alpha , beta{depth=5, fast=true ,mode=x},alpha",
+                    FakeRegistry());
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  ASSERT_EQ(pipeline->size(), 3u);
+  EXPECT_STREQ((*pipeline)[1].pass->name, "beta");
+  EXPECT_EQ(*(*pipeline)[1].options.GetInt("depth", 0), 5);
+  EXPECT_TRUE(*(*pipeline)[1].options.GetBool("fast", false));
+  EXPECT_EQ(PipelineToString(*pipeline),
+            "alpha,beta{depth=5,fast=true,mode=x},alpha");
+}
+
+TEST(ParsePipelineTest, DefaultExpandsToTheDefaultList) {
+  absl::StatusOr<Pipeline> pipeline = ParsePipeline("default");
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  EXPECT_EQ(PipelineToString(*pipeline), PipelineToString(DefaultPipeline()));
+  EXPECT_EQ(PipelineToString(DefaultPipeline()), "canonicalize,dce");
+  absl::StatusOr<Pipeline> around = ParsePipeline("dce,default,dce");
+  ASSERT_TRUE(around.ok()) << around.status();
+  EXPECT_EQ(PipelineToString(*around), "dce,canonicalize,dce,dce");
+}
+
+std::string ErrorOf(absl::string_view text) {
+  absl::StatusOr<Pipeline> pipeline = ParsePipeline(text, FakeRegistry());
+  EXPECT_FALSE(pipeline.ok()) << text;
+  return pipeline.ok() ? "" : std::string(pipeline.status().message());
+}
+
+TEST(ParsePipelineTest, UnknownPassListsTheKnownOnesWithACaret) {
+  EXPECT_EQ(ErrorOf("alpha,gamma"),
+            "invalid pipeline: unknown pass 'gamma'\n"
+            "  alpha,gamma\n"
+            "        ^\n"
+            "known passes: alpha, beta, default");
+}
+
+TEST(ParsePipelineTest, UnknownOptionListsTheAcceptedOnes) {
+  EXPECT_EQ(ErrorOf("beta{size=1}"),
+            "invalid pipeline: pass 'beta' has no option 'size'\n"
+            "  beta{size=1}\n"
+            "       ^\n"
+            "pass 'beta' accepts (with defaults): depth=2, fast=false, "
+            "mode=a");
+  EXPECT_NE(ErrorOf("alpha{x=1}").find("pass 'alpha' takes no options"),
+            std::string::npos);
+}
+
+TEST(ParsePipelineTest, OptionValuesAreTypeChecked) {
+  EXPECT_NE(ErrorOf("beta{depth=deep}")
+                .find("pass 'beta': option 'depth' expects an integer, got "
+                      "'deep'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("beta{fast=maybe}")
+                .find("pass 'beta': option 'fast' expects a boolean (true or "
+                      "false), got 'maybe'"),
+            std::string::npos);
+}
+
+TEST(ParsePipelineTest, SyntaxErrors) {
+  EXPECT_NE(ErrorOf("").find("invalid pipeline: it is empty"), std::string::npos);
+  EXPECT_NE(ErrorOf("alpha,,beta").find("expected a pass name"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("beta{depth=1").find("expected '}'"), std::string::npos);
+  EXPECT_NE(ErrorOf("beta{depth}").find("expected '=' after option 'depth'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("beta{depth=1,depth=2}").find("given twice"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("alpha beta").find("expected ','"), std::string::npos);
+  EXPECT_NE(ErrorOf("default{x=1}").find("'default' takes no options"),
+            std::string::npos);
+}
+
+constexpr char kKernel[] = R"(kernel @k(%out: global i32[4]) block(32) {
+  %c0 = const 0 : index
+  %two = const 2 : i32
+  %three = const 3 : i32
+  %sum = add %two, %three : i32
+  store %out[%c0], %sum
+}
+)";
+
+std::unique_ptr<Module> Parse(absl::string_view text) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  return module.ok() ? *std::move(module) : nullptr;
+}
+
+Pipeline MustParse(absl::string_view text) {
+  absl::StatusOr<Pipeline> pipeline = ParsePipeline(text);
+  EXPECT_TRUE(pipeline.ok()) << pipeline.status();
+  return pipeline.ok() ? *pipeline : Pipeline();
+}
+
+TEST(RunPipelineTest, RunsPassesAndReportsStatistics) {
+  std::unique_ptr<Module> module = Parse(kKernel);
+  PipelineRunOptions options;
+  options.statistics = true;
+  std::ostringstream log;
+  ASSERT_TRUE(
+      RunPipeline(*module, MustParse("canonicalize,dce"), options, log).ok());
+  EXPECT_NE(PrintModule(*module).find("store %out[%c0], %c5"),
+            std::string::npos);
+  const std::string report = log.str();
+  EXPECT_NE(report.find("canonicalize\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("  (S) 1 folded\n"), std::string::npos) << report;
+  EXPECT_LT(report.find("canonicalize\n"), report.find("dce\n")) << report;
+}
+
+TEST(RunPipelineTest, PrintChangedShowsADiffOrUnchanged) {
+  std::unique_ptr<Module> module = Parse(kKernel);
+  PipelineRunOptions options;
+  options.print_changed = true;
+  std::ostringstream log;
+  ASSERT_TRUE(
+      RunPipeline(*module, MustParse("canonicalize,dce"), options, log).ok());
+  const std::string report = log.str();
+  EXPECT_NE(report.find("// *** IR after canonicalize on @k ***\n"
+                        "--- before canonicalize\n"
+                        "+++ after canonicalize\n"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("-  %sum = add %two, %three : i32\n"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("// *** IR after dce on @k: (unchanged) ***\n"),
+            std::string::npos)
+      << report;
+}
+
+TEST(RunPipelineTest, TimePassesPrintsOneRowPerPass) {
+  std::unique_ptr<Module> module = Parse(kKernel);
+  PipelineRunOptions options;
+  options.time_passes = true;
+  std::ostringstream log;
+  ASSERT_TRUE(RunPipeline(*module, MustParse("dce,canonicalize"), options, log)
+                  .ok());
+  const std::string report = log.str();
+  EXPECT_NE(report.find("Pass execution timing report"), std::string::npos);
+  const size_t dce = report.find("%)  dce\n");
+  const size_t canonicalize = report.find("%)  canonicalize\n");
+  const size_t verifier = report.find("%)  (verifier)\n");
+  const size_t total = report.find("(100.0%)  Total\n");
+  ASSERT_NE(dce, std::string::npos) << report;
+  EXPECT_LT(dce, canonicalize) << report;
+  EXPECT_LT(canonicalize, verifier) << report;
+  EXPECT_LT(verifier, total) << report;
+}
+
+TEST(RunPipelineTest, PassFailureWritesARunnableReproducer) {
+  std::unique_ptr<Module> module = Parse(kKernel);
+  PipelineRunOptions options;
+  options.reproducer_path = ::testing::TempDir() + "/pipeline_test_repro.kir";
+  std::ostringstream log;
+  absl::Status status = RunPipeline(
+      *module, MustParse("canonicalize,test-fail{op=store}"), options, log);
+  ASSERT_FALSE(status.ok());
+  const std::string message(status.message());
+  EXPECT_NE(message.find("test-fail: failing at 'store'"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("error: pass 'test-fail{op=store}' failed on kernel "
+                         "@k"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("reproducer written to " + options.reproducer_path),
+            std::string::npos)
+      << message;
+
+  std::ifstream file(options.reproducer_path);
+  std::stringstream contents;
+  contents << file.rdbuf();
+  const std::string reproducer = contents.str();
+  EXPECT_EQ(reproducer.rfind(
+                "// kir-opt reproducer: run with "
+                "--pipeline='test-fail{op=store}'\n",
+                0),
+            0u)
+      << reproducer;
+  // The IR is the input of the failing pass: canonicalize already ran.
+  EXPECT_NE(reproducer.find("store %out[%c0], %c5"), std::string::npos)
+      << reproducer;
+  std::unique_ptr<Module> rerun = Parse(reproducer);
+  ASSERT_NE(rerun, nullptr);
+  PipelineRunOptions no_reproducer;
+  no_reproducer.write_reproducer = false;
+  absl::Status again = RunPipeline(*rerun, MustParse("test-fail{op=store}"),
+                                   no_reproducer, log);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.message().find("test-fail: failing at 'store'"),
+            absl::string_view::npos);
+  EXPECT_EQ(again.message().find("reproducer"), absl::string_view::npos);
+}
+
+TEST(RunPipelineTest, VerifyEachCatchesBrokenIrUnlessDisabled) {
+  std::unique_ptr<Module> module = Parse(kKernel);
+  PipelineRunOptions options;
+  options.write_reproducer = false;
+  std::ostringstream log;
+  absl::Status status =
+      RunPipeline(*module, MustParse("test-hoist-last-op"), options, log);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("does not verify after pass "
+                                  "'test-hoist-last-op'"),
+            absl::string_view::npos)
+      << status.message();
+
+  std::unique_ptr<Module> unchecked = Parse(kKernel);
+  options.verify_each = false;
+  EXPECT_TRUE(
+      RunPipeline(*unchecked, MustParse("test-hoist-last-op"), options, log)
+          .ok());
+}
+
+TEST(RunPipelineTest, PrintIrAfterNamedPassOnly) {
+  std::unique_ptr<Module> module = Parse(kKernel);
+  PipelineRunOptions options;
+  options.print_ir_after = "dce";
+  std::ostringstream log;
+  ASSERT_TRUE(
+      RunPipeline(*module, MustParse("canonicalize,dce"), options, log).ok());
+  const std::string report = log.str();
+  EXPECT_EQ(report.find("// *** IR after canonicalize ***"), std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("// *** IR after dce ***\nkernel @k"), 0u) << report;
+}
+
+}  // namespace
+}  // namespace kir

@@ -1,0 +1,50 @@
+# lit configuration for the kir goldens. Loaded through the lit.site.cfg.py
+# that CMake writes into <build>/testdata, which sets the paths used here.
+import os
+import shutil
+import sys
+
+
+config.name = "kir"
+config.suffixes = [".kir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kir_obj_root, "testdata")
+
+
+sys.path.insert(0, config.test_source_root)
+from kir_lit_format import KirShTest  # noqa: E402
+
+config.test_format = KirShTest(execute_external=False)
+
+# FileCheck fails on captured variables leaking across CHECK-LABELs and on
+# unused prefixes, so typos in check prefixes do not pass silently.
+config.environment["FILECHECK_OPTS"] = (
+    "-enable-var-scope --allow-unused-prefixes=false")
+
+
+def tool_pattern(name):
+    # Only the bare word: not inside paths (%S/kir-opt/...) or flags.
+    return r"(?<![\w./-])" + name.replace("-", r"\-") + r"(?![\w./-])"
+
+
+kir_opt = os.path.join(config.kir_tools_dir, "kir-opt", "kir-opt")
+filecheck = os.path.join(config.llvm_tools_dir, "FileCheck")
+if not os.path.exists(filecheck):
+    filecheck = shutil.which("FileCheck-19") or "FileCheck"
+not_tool = os.path.join(config.llvm_tools_dir, "not")
+if not os.path.exists(not_tool):
+    # A portable stand-in: succeeds when the command fails.
+    not_tool = "%s %s" % (sys.executable,
+                          os.path.join(config.test_source_root, "not.py"))
+
+config.substitutions.append((tool_pattern("kir-opt"), kir_opt))
+config.substitutions.append((tool_pattern("FileCheck"), filecheck))
+config.substitutions.append((tool_pattern("not"), not_tool))
+
+# --- Features ---------------------------------------------------------------
+# `cuda` (a GPU and nvcc are present) is added here by the GPU runner; tests
+# that need one use `REQUIRES: cuda` or `%if cuda %{ ... %}`.
+
+lit_config.note("kir-opt: " + kir_opt)
+lit_config.note("features: " + (", ".join(sorted(config.available_features))
+                                or "(none)"))
