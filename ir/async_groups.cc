@@ -40,9 +40,12 @@ std::optional<int64_t> IntegerConstant(const Value* value) {
   }
   const Op* op = value->defining_op();
   if (op->kind() != OpKind::kConst) return std::nullopt;
-  const Attribute& attr = op->GetAttr("value");
-  if (attr.kind != AttrKind::kNumber || !attr.is_integral) return std::nullopt;
-  return attr.int_value;
+  const Attribute* attr = op->FindAttr("value");
+  if (attr == nullptr || attr->kind != AttrKind::kNumber ||
+      !attr->is_integral) {
+    return std::nullopt;
+  }
+  return attr->int_value;
 }
 
 std::optional<int64_t> TripCount(const Op& loop) {

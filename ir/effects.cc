@@ -379,6 +379,15 @@ std::optional<MemoryOrder> ParseOrder(const std::string& name) {
   return std::nullopt;
 }
 
+// An int attribute, or its default, or `fallback` when the op (not yet
+// verified) lacks a required one.
+int64_t IntAttr(const Op& op, absl::string_view name, int64_t fallback) {
+  if (const Attribute* attr = op.FindAttr(name)) return attr->int_value;
+  const AttrSpec* spec = op.info().FindAttr(name);
+  return spec && spec->default_value ? spec->default_value->int_value
+                                     : fallback;
+}
+
 const Kernel* KernelOf(const Op& op) {
   return op.parent_region() ? op.parent_region()->kernel() : nullptr;
 }
@@ -495,7 +504,7 @@ std::vector<int64_t> MapBox(const Op& op, int slot) {
 }
 
 std::vector<int64_t> MatrixBox(const Op& op) {
-  int64_t count = op.GetInt("count");
+  int64_t count = IntAttr(op, "count", 4);
   std::vector<int64_t> box = count == 1   ? std::vector<int64_t>{8, 8}
                              : count == 2 ? std::vector<int64_t>{16, 8}
                                           : std::vector<int64_t>{16, 16};
@@ -504,7 +513,7 @@ std::vector<int64_t> MatrixBox(const Op& op) {
 }
 
 void AddWgmmaEffects(const Op& op, EffectBuilder& builder) {
-  const int64_t n = op.GetInt("n");
+  const int64_t n = IntAttr(op, "n", 0);
   const Value* b = builder.BufferAt(2);
   const Value* a = builder.BufferAt(1);
   const Value* typed = b != nullptr ? b : a;
@@ -554,7 +563,7 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
       break;
     }
     case OpKind::kCpAsync: {
-      const int64_t bytes = op.GetInt("bytes");
+      const int64_t bytes = IntAttr(op, "bytes", 0);
       for (int slot = 0; slot < 2; ++slot) {
         const Value* buffer = builder.BufferAt(slot);
         if (buffer == nullptr) continue;
@@ -602,7 +611,7 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
       const bool load = op.kind() == OpKind::kBulkLoad;
       const Completion completion =
           load ? Completion::kMbarrier : Completion::kBulkGroup;
-      const int64_t bytes = op.GetInt("bytes");
+      const int64_t bytes = IntAttr(op, "bytes", 0);
       for (int slot = 0; slot < 2; ++slot) {
         const Value* buffer = builder.BufferAt(slot);
         if (buffer == nullptr) continue;
@@ -659,8 +668,8 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
     }
     case OpKind::kPtx: {
       const Proxy proxy = op.GetString("proxy") == "async" ? async : generic;
-      const int reads = static_cast<int>(op.GetInt("reads"));
-      const int writes = static_cast<int>(op.GetInt("writes"));
+      const int reads = static_cast<int>(IntAttr(op, "reads", 0));
+      const int writes = static_cast<int>(IntAttr(op, "writes", 0));
       const int first = op.num_operands() - reads - writes;
       if (first < 0 || reads < 0 || writes < 0) break;
       for (int i = 0; i < reads + writes; ++i) {

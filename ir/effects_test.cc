@@ -35,7 +35,9 @@ const Op* FindOp(const Module& module, absl::string_view mnemonic,
 
 // Builds an instance of `kind` with operands of the right slot kinds:
 // values for `v`, a shared-buffer element for `r`, a tensor map for `b`.
-Op* BuildAnyOp(Kernel& kernel, OpKind kind) {
+// Without `with_attrs`, required attributes are left out, as in IR that
+// has not been verified.
+Op* BuildAnyOp(Kernel& kernel, OpKind kind, bool with_attrs = true) {
   const OpInfo& info = GetOpInfo(kind);
   OpBuilder builder(kernel.body());
   Value* index = builder.Constant(0, DType::kIndex, "i");
@@ -64,7 +66,7 @@ Op* BuildAnyOp(Kernel& kernel, OpKind kind) {
   }
   AttrList attrs;
   for (const AttrSpec& spec : info.attrs) {
-    if (spec.default_value || spec.optional) continue;
+    if (!with_attrs || spec.default_value || spec.optional) continue;
     switch (spec.kind) {
       case AttrKind::kInt:
         attrs.push_back({spec.name, Attribute::Int(8)});
@@ -166,6 +168,27 @@ TEST(EffectsTest, EveryOpKindDescribesWellFormedAccesses) {
       }
     }
     EXPECT_TRUE(absl::StrContains(DescribeEffects(*op), "exec "));
+  }
+}
+
+TEST(EffectsTest, UnverifiedOpsDoNotCrash) {
+  for (int i = 0; i < kNumOpKinds; ++i) {
+    const OpKind kind = static_cast<OpKind>(i);
+    SCOPED_TRACE(Mnemonic(kind));
+    Kernel kernel("k");
+    kernel.AddParam("g",
+                    Type::Buffer(MemorySpace::kGlobal, DType::kF16,
+                                 {IndexExpr::Constant(256)}),
+                    Param{});
+    // A tensor map that maps nothing.
+    Param map;
+    map.kind = Param::Kind::kTensorMap;
+    kernel.AddParam("map", Type::TensorMap(DType::kF16, {64, 64}), map);
+    const Op* op = BuildAnyOp(kernel, kind, /*with_attrs=*/false);
+    for (const MemoryEffect& effect : MemoryEffectsOf(*op)) {
+      EXPECT_NE(effect.buffer, nullptr);
+    }
+    EXPECT_FALSE(DescribeEffects(*op).empty());
   }
 }
 

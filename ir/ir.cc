@@ -383,9 +383,13 @@ std::unique_ptr<Op> Kernel::CreateOp(
   std::unique_ptr<Op> op(new Op(kind));
   op->loc_ = std::move(loc);
   for (size_t i = 0; i < result_types.size(); ++i) {
-    std::string hint = i < result_names.size() ? result_names[i] : "";
-    std::string name = FreshName(hint);
-    ClaimName(name);
+    std::string name = i < result_names.size() ? result_names[i] : "";
+    // A free hint is claimed in one lookup (the parser's case: every name
+    // is free); otherwise pick a fresh variant of it.
+    if (name.empty() || !ClaimName(name)) {
+      name = FreshName(name);
+      ClaimName(name);
+    }
     op->results_.push_back(std::unique_ptr<Value>(
         new Value(Value::Kind::kResult, result_types[i], std::move(name),
                   op->loc_)));
@@ -400,9 +404,13 @@ Region& Kernel::AddRegion(Op& op, const std::vector<Type>& argument_types,
   op.regions_.push_back(std::unique_ptr<Region>(new Region(this, &op)));
   Region& region = *op.regions_.back();
   for (size_t i = 0; i < argument_types.size(); ++i) {
-    std::string hint = i < argument_names.size() ? argument_names[i] : "";
-    std::string name = FreshName(hint);
-    ClaimName(name);
+    std::string name = i < argument_names.size() ? argument_names[i] : "";
+    // A free hint is claimed in one lookup (the parser's case: every name
+    // is free); otherwise pick a fresh variant of it.
+    if (name.empty() || !ClaimName(name)) {
+      name = FreshName(name);
+      ClaimName(name);
+    }
     region.arguments_.push_back(std::unique_ptr<Value>(
         new Value(Value::Kind::kRegionArgument, argument_types[i],
                   std::move(name), op.loc())));

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <bitset>
 #include <limits>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "ir/check.h"
@@ -120,7 +121,9 @@ struct ValueState {
   Scope scope = Scope::kThread;     // over the threads executing the def
   // For i1 values: truth sets bounding the true one (null: none / all).
   std::shared_ptr<const Bits> must, may;
-  bool implies_elect = false;  // true only where an elect.sync result is
+  // An elect.sync result, or an `and` with one: true in at most one lane
+  // of each warp.
+  bool implies_elect = false;
 
   bool exact() const { return part != nullptr && !offset.has_value(); }
 };
@@ -130,6 +133,18 @@ struct OpState {
   int order = 0;  // pre-order position in the kernel
   ThreadSet set;  // exec as reported (unknown when the shape is)
 };
+
+// Attributes the verifier requires, read without assuming it ran: an empty
+// string / nullopt when absent.
+std::string StringAttr(const Op& op, absl::string_view name) {
+  const Attribute* attr = op.FindAttr(name);
+  return attr ? attr->string_value : std::string();
+}
+std::optional<int64_t> IntAttr(const Op& op, absl::string_view name) {
+  const Attribute* attr = op.FindAttr(name);
+  if (attr == nullptr) return std::nullopt;
+  return attr->int_value;
+}
 
 bool IsIntegerScalar(const Type& type) {
   return type.is_scalar() && IsInteger(type.dtype());
@@ -237,7 +252,7 @@ std::optional<int64_t> EvalScalar(const Op& op, const std::vector<int64_t>& a) {
       return r;
     }
     case OpKind::kCmp: {
-      const std::string& pred = op.GetString("pred");
+      const std::string pred = StringAttr(op, "pred");
       if (pred == "eq") return a[0] == a[1];
       if (pred == "ne") return a[0] != a[1];
       if (pred == "lt") return a[0] < a[1];
@@ -408,18 +423,18 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
 
   switch (op.kind()) {
     case OpKind::kConst: {
-      const Attribute& value = op.GetAttr("value");
-      if (IsIntegerScalar(type) && value.is_integral &&
-          FitsType(value.int_value, type)) {
-        state = Exact(Filled(value.int_value));
+      const Attribute* value = op.FindAttr("value");
+      if (value != nullptr && IsIntegerScalar(type) && value->is_integral &&
+          FitsType(value->int_value, type)) {
+        state = Exact(Filled(value->int_value));
       } else {
         state = Unknown(Scope::kGrid);
       }
       break;
     }
     case OpKind::kThreadId: {
-      if (!shape_known) break;
-      const std::string& dim = op.GetString("dim");
+      const std::string dim = StringAttr(op, "dim");
+      if (!shape_known || (dim != "x" && dim != "y" && dim != "z")) break;
       Vec ids(universe_size);
       for (int t = 0; t < universe_size; ++t) {
         ids[t] = dim == "x"   ? t % block_x
@@ -439,11 +454,11 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
       break;
     }
     case OpKind::kBlockDim: {
-      if (!shape_known) {
+      const std::string dim = StringAttr(op, "dim");
+      if (!shape_known || (dim != "x" && dim != "y" && dim != "z")) {
         state = Unknown(Scope::kGrid);
         break;
       }
-      const std::string& dim = op.GetString("dim");
       state = Exact(Filled(dim == "x"   ? block_x
                            : dim == "y" ? block_y
                                         : block_z));
@@ -468,7 +483,7 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
       // Every lane receives some lane's value, so a value uniform over the
       // warp or coarser stays so; an `idx` shuffle from a warp-uniform lane
       // broadcasts, which makes any value warp-uniform.
-      const bool idx = op.GetString("mode") == "idx";
+      const bool idx = StringAttr(op, "mode") == "idx";
       Scope value_scope = operand_scope(0);
       Scope result_scope = value_scope >= Scope::kWarp ? value_scope
                            : idx && operand_scope(1) >= Scope::kWarp
@@ -675,8 +690,9 @@ Bits ThreadAnalysis::Impl::May(const Value* value) const {
 }
 
 Bits ThreadAnalysis::Impl::RoleBits(const Op& role) const {
-  const int64_t begin = role.GetInt("warp_begin");
-  const int64_t end = role.GetInt("warp_end");
+  // A role without its range (not verified yet) may be any warps.
+  const int64_t begin = IntAttr(role, "warp_begin").value_or(0);
+  const int64_t end = IntAttr(role, "warp_end").value_or(kMaxThreads);
   Bits bits;
   for (int t = 0; t < universe_size; ++t) {
     bits[t] = t / kWarpSize >= begin && t / kWarpSize < end;

@@ -1,7 +1,8 @@
 // Checks the invariants every kernel must satisfy, after parsing and after
 // every pass. Each diagnostic names its rule ("[V18] ...") and points at the
 // offending op (an operand's problem is reported at its op), parameter or
-// kernel; every rule has an invalid golden in testdata/verifier/.
+// kernel. Every rule has an invalid golden in testdata/verifier/, except V1,
+// which the parser enforces on text (ir/verifier_test.cc builds its cases).
 //
 // Rules, by category:
 //
@@ -64,22 +65,24 @@
 //   V22 Allocation attributes: align a power of two no smaller than the
 //       element; swizzle 0, 32, 64 or 128; pad >= 0; an explicit offset is
 //       non-negative and a multiple of align.
-//   V23 Constant shared allocations add up to at most 232448 bytes
-//       (227 KiB), and an explicit offset leaves the allocation inside them.
+//   V23 Shared allocations add up to at most 232448 bytes (227 KiB; `pad`
+//       elements count once per innermost row), and an explicit offset
+//       leaves the allocation inside them.
 // TMA, bulk copies and wgmma
 //   V24 A tensor map maps a tensor parameter of its element type and rank
 //       (1 to 5) and has swizzle 0, 32, 64 or 128.
 //   V25 A tensor map box has every dimension in 1..256, an innermost extent
 //       that is a multiple of 16 bytes, and with swizzle an innermost extent
 //       no larger than the swizzle span.
-//   V26 A tensor behind a tensor map is at least 16-byte aligned and its
-//       constant outer strides are multiples of 16 bytes.
+//   V26 Tensor alignments are powers of two; a tensor behind a tensor map
+//       is at least 16-byte aligned and its constant outer strides (row-major
+//       or strided layout) are multiples of 16 bytes.
 //   V27 The shared side of a TMA copy has the map's element type and
 //       swizzle and is aligned to 128 bytes (256, 512 or 1024 for 32, 64 or
 //       128-byte swizzle); tma.reduce supports the map's element type;
 //       tma.load multicast names CTAs of a cluster larger than one.
-//   V28 bulk copies move a positive multiple of 16 bytes; cp.async moves 4,
-//       8 or 16 bytes between buffers of one element type.
+//   V28 Copies go between buffers of one element type; bulk copies move a
+//       positive multiple of 16 bytes, cp.async 4, 8 or 16 bytes.
 //   V29 mbarrier.init counts and mbarrier.arrive_tx bytes are in
 //       1..2^20-1.
 //   V30 wgmma: n a multiple of 8 in 8..256; A and B of one 16-bit type; an
@@ -90,7 +93,9 @@
 //       group (the ops of its completion kind since the previous commit of
 //       that kind, in program order).
 //   V32 A wait runs in exactly the threads that ran the commits of its
-//       tokens.
+//       tokens. (Groups belong to threads: a thread that issued and does not
+//       commit or wait leaves its copies unobserved, and one that commits
+//       without issuing makes empty groups that shift its wait counts.)
 // Who executes what (checked once every other rule holds)
 //   V33 Warp-collective (`.aligned`) ops run under warp-uniform conditions.
 //   V34 Warpgroup-collective ops run under warpgroup-uniform conditions, in

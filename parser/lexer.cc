@@ -1,20 +1,54 @@
 // Hand-written lexer for the kir text format.
 #include "parser/lexer.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 
 namespace kir {
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsHexDigit(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+// Character classes, looked up in one table per byte.
+enum CharClass : uint8_t {
+  kDigitClass = 1,            // [0-9]
+  kIdentifierStartClass = 2,  // [A-Za-z_]
+  kValueCharClass = 4,        // [A-Za-z0-9_]
+  kIdentifierCharClass = 8,   // [A-Za-z0-9_.]
+  kHexDigitClass = 16,        // [0-9a-fA-F]
+  kBlankClass = 32,           // ' ' '\t' '\r'
+};
+
+struct CharClassTable {
+  uint8_t classes[256] = {};
+  constexpr CharClassTable() {
+    for (int c = 0; c < 256; ++c) {
+      const bool digit = c >= '0' && c <= '9';
+      const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+      const bool start = letter || c == '_';
+      uint8_t bits = 0;
+      if (digit) bits |= kDigitClass;
+      if (start) bits |= kIdentifierStartClass;
+      if (start || digit) bits |= kValueCharClass | kIdentifierCharClass;
+      if (c == '.') bits |= kIdentifierCharClass;
+      if (digit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) {
+        bits |= kHexDigitClass;
+      }
+      if (c == ' ' || c == '\t' || c == '\r') bits |= kBlankClass;
+      classes[c] = bits;
+    }
+  }
+};
+constexpr CharClassTable kCharClasses;
+
+inline bool Is(char c, uint8_t char_class) {
+  return (kCharClasses.classes[static_cast<unsigned char>(c)] & char_class) !=
+         0;
 }
-bool IsIdentifierStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-bool IsValueChar(char c) { return IsIdentifierStart(c) || IsDigit(c); }
-bool IsIdentifierChar(char c) { return IsValueChar(c) || c == '.'; }
+bool IsDigit(char c) { return Is(c, kDigitClass); }
+bool IsHexDigit(char c) { return Is(c, kHexDigitClass); }
+bool IsIdentifierStart(char c) { return Is(c, kIdentifierStartClass); }
+bool IsValueChar(char c) { return Is(c, kValueCharClass); }
+bool IsIdentifierChar(char c) { return Is(c, kIdentifierCharClass); }
 
 // Printable description of a byte for "unexpected character" errors.
 std::string DescribeByte(char c) {
@@ -47,7 +81,7 @@ absl::string_view TokDescription(Tok kind) {
 Token Lexer::Make(Tok kind, size_t begin) const {
   Token token;
   token.kind = kind;
-  token.text = source_.substr(begin, pos_ - begin);
+  token.text = absl::string_view(source_.data() + begin, pos_ - begin);
   token.line = line_;
   token.column = static_cast<int>(begin - line_start_) + 1;
   return token;
@@ -64,66 +98,74 @@ Token Lexer::MakeError(size_t begin, std::string message) {
 }
 
 void Lexer::SkipWhitespaceAndComments() {
+  const char* const data = source_.data();
   const size_t size = source_.size();
-  while (pos_ < size) {
-    char c = source_[pos_];
-    if (c == '\n') {
-      ++pos_;
+  size_t pos = pos_;
+  while (pos < size) {
+    const char c = data[pos];
+    if (Is(c, kBlankClass)) {
+      ++pos;
+    } else if (c == '\n') {
+      ++pos;
       ++line_;
-      line_start_ = pos_;
-    } else if (c == ' ' || c == '\t' || c == '\r') {
-      ++pos_;
-    } else if (c == '/' && pos_ + 1 < size && source_[pos_ + 1] == '/') {
-      size_t newline = source_.find('\n', pos_);
-      pos_ = newline == absl::string_view::npos ? size : newline;
+      line_start_ = pos;
+    } else if (c == '/' && pos + 1 < size && data[pos + 1] == '/') {
+      const void* newline = std::memchr(data + pos, '\n', size - pos);
+      pos = newline == nullptr
+                ? size
+                : static_cast<size_t>(static_cast<const char*>(newline) - data);
     } else {
-      return;
+      break;
     }
   }
+  pos_ = pos;
 }
+
+namespace {
+
+// The token kind of each single-character punctuation; kError elsewhere.
+struct PunctuationTable {
+  Tok kinds[256] = {};
+  constexpr PunctuationTable() {
+    for (Tok& kind : kinds) kind = Tok::kError;
+#define KIR_TOKEN(name, description)
+#define KIR_PUNCT(name, spelling) \
+  kinds[static_cast<unsigned char>(spelling[0])] = Tok::name;
+#include "parser/token_kinds.def"
+#undef KIR_PUNCT
+#undef KIR_TOKEN
+  }
+};
+constexpr PunctuationTable kPunctuation;
+
+}  // namespace
 
 Token Lexer::Next() {
   SkipWhitespaceAndComments();
+  const char* const data = source_.data();
   const size_t size = source_.size();
   const size_t begin = pos_;
-  if (pos_ >= size) return Make(Tok::kEof, begin);
-  char c = source_[pos_];
+  if (begin >= size) return Make(Tok::kEof, begin);
+  const char c = data[begin];
   if (IsIdentifierStart(c)) {
-    ++pos_;
-    while (pos_ < size && IsIdentifierChar(source_[pos_])) ++pos_;
+    size_t pos = begin + 1;
+    while (pos < size && IsIdentifierChar(data[pos])) ++pos;
+    pos_ = pos;
     return Make(Tok::kIdentifier, begin);
+  }
+  if (c == '%') {
+    size_t pos = begin + 1;
+    while (pos < size && IsValueChar(data[pos])) ++pos;
+    pos_ = pos;
+    return Make(pos > begin + 1 ? Tok::kValueName : Tok::kPercent, begin);
   }
   if (IsDigit(c)) return LexNumber(begin);
   if (c == '"') return LexString(begin);
-  if (c == '%') {
-    ++pos_;
-    if (pos_ < size && IsValueChar(source_[pos_])) {
-      while (pos_ < size && IsValueChar(source_[pos_])) ++pos_;
-      return Make(Tok::kValueName, begin);
-    }
-    return Make(Tok::kPercent, begin);
-  }
   ++pos_;
-  switch (c) {
-    case '(': return Make(Tok::kLParen, begin);
-    case ')': return Make(Tok::kRParen, begin);
-    case '[': return Make(Tok::kLBracket, begin);
-    case ']': return Make(Tok::kRBracket, begin);
-    case '{': return Make(Tok::kLBrace, begin);
-    case '}': return Make(Tok::kRBrace, begin);
-    case '<': return Make(Tok::kLess, begin);
-    case '>': return Make(Tok::kGreater, begin);
-    case ',': return Make(Tok::kComma, begin);
-    case ':': return Make(Tok::kColon, begin);
-    case '=': return Make(Tok::kEqual, begin);
-    case '@': return Make(Tok::kAt, begin);
-    case '+': return Make(Tok::kPlus, begin);
-    case '-': return Make(Tok::kMinus, begin);
-    case '*': return Make(Tok::kStar, begin);
-    case '/': return Make(Tok::kSlash, begin);
-    default: break;
-  }
-  return MakeError(begin, absl::StrCat("unexpected character ", DescribeByte(c)));
+  const Tok kind = kPunctuation.kinds[static_cast<unsigned char>(c)];
+  if (kind != Tok::kError) return Make(kind, begin);
+  return MakeError(begin,
+                   absl::StrCat("unexpected character ", DescribeByte(c)));
 }
 
 // integer ::= [0-9]+ | '0x' [0-9a-fA-F]+

@@ -6,6 +6,7 @@
 // production method has its grammar rule above it.
 #include "parser/parser.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -40,11 +41,13 @@ constexpr int kMaxIndexExprOperators = 512;
 // Sources larger than this are rejected so that lines and columns fit int.
 constexpr size_t kMaxSourceBytes = size_t{1} << 30;
 
-// Where a value was defined, for "redefinition" notes.
+// Where a value was defined, for "redefinition" notes. One table serves
+// every kernel of a module; entries of earlier kernels are stale.
 struct ValueDefinition {
   Value* value = nullptr;
   int line = 0;
   int column = 0;
+  int kernel = 0;  // index of the kernel that defines it
 };
 
 // A use, before its definition, of a token from an earlier iteration
@@ -122,9 +125,38 @@ std::string DescribeAttrs(const OpInfo& info) {
   return absl::StrJoin(parts, "; ");
 }
 
-bool IsScalarTypeName(absl::string_view name) {
-  return name == "i1" || name == "i32" || name == "i64" || name == "index" ||
-         name == "f16" || name == "bf16" || name == "f32";
+// The element type spelled `name`; a switch on the length instead of a
+// scan, since every result type goes through here.
+std::optional<DType> DTypeFromName(absl::string_view name) {
+  switch (name.size()) {
+    case 2:
+      if (name == "i1") return DType::kI1;
+      break;
+    case 3:
+      if (name == "i32") return DType::kI32;
+      if (name == "f32") return DType::kF32;
+      if (name == "i64") return DType::kI64;
+      if (name == "f16") return DType::kF16;
+      break;
+    case 4:
+      if (name == "bf16") return DType::kBF16;
+      break;
+    case 5:
+      if (name == "index") return DType::kIndex;
+      break;
+    case 8:
+      if (name == "mbarrier") return DType::kMbarrier;
+      break;
+    default: break;
+  }
+  return std::nullopt;
+}
+
+// A scalar type (every dtype but mbarrier).
+std::optional<DType> ScalarTypeFromName(absl::string_view name) {
+  std::optional<DType> dtype = DTypeFromName(name);
+  if (dtype == DType::kMbarrier) return std::nullopt;
+  return dtype;
 }
 
 // Computes `a op b` for constants as IndexExpr would fold it; false when the
@@ -139,9 +171,8 @@ bool FoldFits(IndexExpr::Kind kind, int64_t a, int64_t b) {
     case IndexExpr::Kind::kMod:
       return !(a == std::numeric_limits<int64_t>::min() && b == -1);
     case IndexExpr::Kind::kCeilDiv:
-      // Computed as -floor(-a / b).
-      return a != std::numeric_limits<int64_t>::min() &&
-             !(b == -1 && -a == std::numeric_limits<int64_t>::min());
+      // Computed as -floor(-a / b), so -a must exist.
+      return a != std::numeric_limits<int64_t>::min();
     default: return true;
   }
 }
@@ -194,8 +225,9 @@ class Parser {
   absl::Status ParseString(std::string* value, absl::string_view what);
 
   // --- Values.
-  absl::Status CheckNewName(const Token& name);
-  void Define(Value* value, const Token& name);
+  // Claims a value name where it is defined; the value is filled in once
+  // it exists. Until then the name reads as undefined.
+  absl::Status ReserveName(const Token& name, ValueDefinition** slot);
   absl::Status LookupValue(const Token& name, Value** value);
   absl::Status ParseValueUse(Value** value, absl::string_view what);
 
@@ -264,13 +296,15 @@ class Parser {
   // Scratch space reused across ops; a generic op is finished before the
   // next op starts, so these are never in use twice.
   std::vector<Token> names_;
+  std::vector<ValueDefinition*> slots_;  // of names_, in values_
   std::vector<ParsedAttr> attrs_;
   std::vector<Token> type_tokens_;
   std::vector<Type> types_;
   std::vector<std::string> result_names_;
 
-  // Per kernel.
+  // The kernel being parsed, and its position (for stale entries below).
   Kernel* kernel_ = nullptr;
+  int kernel_index_ = 0;
   absl::flat_hash_map<absl::string_view, ValueDefinition> values_;
   std::vector<ForwardUse> forward_uses_;
 };
@@ -435,22 +469,28 @@ absl::Status Parser::ParseString(std::string* value, absl::string_view what) {
 // ---------------------------------------------------------------------------
 // Values.
 
-absl::Status Parser::CheckNewName(const Token& name) {
-  auto it = values_.find(name.ValueName());
-  if (it == values_.end()) return absl::OkStatus();
-  return ErrorAt(name).Note(Loc(it->second.line, it->second.column),
-                            "previous definition is here")
-         << "redefinition of " << name.text;
-}
-
-void Parser::Define(Value* value, const Token& name) {
-  values_.emplace(absl::string_view(value->name()),
-                  ValueDefinition{value, name.line, name.column});
+absl::Status Parser::ReserveName(const Token& name, ValueDefinition** slot) {
+  // Keys view the source text, which outlives the parser.
+  const ValueDefinition definition{nullptr, name.line, name.column,
+                                   kernel_index_};
+  auto [it, inserted] = values_.try_emplace(name.ValueName(), definition);
+  if (!inserted && it->second.kernel != kernel_index_) {
+    it->second = definition;  // a name of an earlier kernel
+    inserted = true;
+  }
+  if (!inserted) {
+    return ErrorAt(name).Note(Loc(it->second.line, it->second.column),
+                              "previous definition is here")
+           << "redefinition of " << name.text;
+  }
+  *slot = &it->second;
+  return absl::OkStatus();
 }
 
 absl::Status Parser::LookupValue(const Token& name, Value** value) {
   auto it = values_.find(name.ValueName());
-  if (it == values_.end()) {
+  if (it == values_.end() || it->second.value == nullptr ||
+      it->second.kernel != kernel_index_) {
     return ErrorAt(name) << "use of undefined value " << name.text;
   }
   *value = it->second.value;
@@ -477,6 +517,9 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::Parse() {
                             << ")";
   }
   absl::flat_hash_map<std::string, Location> kernel_names;
+  // About one value per 40 bytes of source; sizing the table once saves
+  // rehashing it while it grows.
+  values_.reserve(std::min<size_t>(source_->text.size() / 40, size_t{1} << 22));
   Advance();
   while (!tok().is(Tok::kEof)) {
     Token start = tok();
@@ -502,7 +545,7 @@ absl::Status Parser::ParseKernel(Module& module) {
       std::make_unique<Kernel>(std::string(tok().text), Loc(start)));
   Kernel& kernel = *module.kernels.back();
   kernel_ = &kernel;
-  values_.clear();
+  ++kernel_index_;
   forward_uses_.clear();
   Advance();
 
@@ -535,9 +578,9 @@ absl::Status Parser::ParseSizes(Kernel& kernel) {
   KIR_RETURN_IF_ERROR(Expect(Tok::kLParen));
   do {
     if (!tok().is(Tok::kValueName)) return Unexpected("a size name");
-    KIR_RETURN_IF_ERROR(CheckNewName(tok()));
-    Value* size = kernel.AddSize(std::string(tok().ValueName()), Loc(tok()));
-    Define(size, tok());
+    ValueDefinition* slot = nullptr;
+    KIR_RETURN_IF_ERROR(ReserveName(tok(), &slot));
+    slot->value = kernel.AddSize(std::string(tok().ValueName()), Loc(tok()));
     Advance();
   } while (Consume(Tok::kComma));
   return Expect(Tok::kRParen, "',' or ')'");
@@ -550,7 +593,8 @@ absl::Status Parser::ParseSizes(Kernel& kernel) {
 absl::Status Parser::ParseParam(Kernel& kernel) {
   if (!tok().is(Tok::kValueName)) return Unexpected("a parameter name");
   Token name = tok();
-  KIR_RETURN_IF_ERROR(CheckNewName(name));
+  ValueDefinition* slot = nullptr;
+  KIR_RETURN_IF_ERROR(ReserveName(name, &slot));
   Advance();
   KIR_RETURN_IF_ERROR(Expect(Tok::kColon, "':' and the parameter type"));
   Param param;
@@ -596,10 +640,10 @@ absl::Status Parser::ParseParam(Kernel& kernel) {
     param.tensor = tensor;
     Advance();
     if (tok().is(Tok::kLBrace)) KIR_RETURN_IF_ERROR(ParseMapAttrs(param));
-  } else if (tok().is(Tok::kIdentifier) &&
-             IsScalarTypeName(tok().text)) {
+  } else if (std::optional<DType> scalar = ScalarTypeFromName(tok().text);
+             scalar && tok().is(Tok::kIdentifier)) {
     param.kind = Param::Kind::kScalar;
-    type = Type::Scalar(*kir::ParseDType(tok().text));
+    type = Type::Scalar(*scalar);
     Advance();
   } else {
     return Unexpected(
@@ -607,7 +651,7 @@ absl::Status Parser::ParseParam(Kernel& kernel) {
   }
   Param& added = kernel.AddParam(std::string(name.ValueName()),
                                  std::move(type), std::move(param), Loc(name));
-  Define(added.value, name);
+  slot->value = added.value;
   return absl::OkStatus();
 }
 
@@ -890,7 +934,7 @@ absl::Status Parser::ParseAtom(IndexExpr* expr) {
 // dtype ::= scalar-type | 'mbarrier'
 absl::Status Parser::ParseDType(bool allow_mbarrier, DType* dtype) {
   if (tok().is(Tok::kIdentifier)) {
-    if (std::optional<DType> parsed = kir::ParseDType(tok().text)) {
+    if (std::optional<DType> parsed = DTypeFromName(tok().text)) {
       if (*parsed != DType::kMbarrier || allow_mbarrier) {
         *dtype = *parsed;
         Advance();
@@ -911,8 +955,8 @@ absl::Status Parser::ParseDType(bool allow_mbarrier, DType* dtype) {
 absl::Status Parser::ParseType(Type* type) {
   if (!tok().is(Tok::kIdentifier)) return Unexpected("a type");
   absl::string_view name = tok().text;
-  if (IsScalarTypeName(name)) {
-    *type = Type::Scalar(*kir::ParseDType(name));
+  if (std::optional<DType> scalar = ScalarTypeFromName(name)) {
+    *type = Type::Scalar(*scalar);
     Advance();
     return absl::OkStatus();
   }
@@ -932,7 +976,7 @@ absl::Status Parser::ParseType(Type* type) {
       KIR_RETURN_IF_ERROR(ParseDType(/*allow_mbarrier=*/false, &dtype));
     } else {
       absl::string_view element = tok().text.substr(1);
-      std::optional<DType> parsed = kir::ParseDType(element);
+      std::optional<DType> parsed = DTypeFromName(element);
       if (!parsed || *parsed == DType::kMbarrier) {
         return ErrorAt(tok()) << "expected a vector element type after 'x', "
                                  "found '"
@@ -1024,21 +1068,23 @@ absl::Status Parser::ParseRegion(Region& region) {
 absl::Status Parser::ParseOp(Region& region) {
   const Token start = tok();
   names_.clear();
+  slots_.clear();
   if (tok().is(Tok::kValueName)) {
     do {
       if (!tok().is(Tok::kValueName)) return Unexpected("a result name");
-      KIR_RETURN_IF_ERROR(CheckNewName(tok()));
-      for (const Token& earlier : names_) {
-        if (earlier.text == tok().text) {
-          return ErrorAt(tok()).Note(Loc(earlier),
-                                     "previous definition is here")
-                 << "redefinition of " << tok().text;
-        }
-      }
+      ValueDefinition* slot = nullptr;
+      KIR_RETURN_IF_ERROR(ReserveName(tok(), &slot));
       names_.push_back(tok());
+      slots_.push_back(slot);
       Advance();
     } while (Consume(Tok::kComma));
     if (!Consume(Tok::kEqual)) return Unexpected("',' or '=' after results");
+    if (names_.size() > 1) {
+      // Later insertions may have moved the earlier slots.
+      for (size_t i = 0; i < names_.size(); ++i) {
+        slots_[i] = &values_.find(names_[i].ValueName())->second;
+      }
+    }
   }
   if (!tok().is(Tok::kIdentifier)) return Unexpected("an operation name");
   const Token mnemonic = tok();
@@ -1159,7 +1205,7 @@ Op* Parser::CreateOp(Region& region, OpKind kind, const Token& start,
   for (int i = 0; i < op->num_results(); ++i) {
     // The parser checked that the name is free, so it is kept as written.
     KIR_CHECK(op->result(i)->name() == names[i].ValueName());
-    Define(op->result(i), names[i]);
+    slots_[i]->value = op->result(i);
   }
   for (size_t i = first_forward_use; i < forward_uses_.size(); ++i) {
     forward_uses_[i].op = op;
@@ -1191,7 +1237,9 @@ absl::Status Parser::ParseOperand(const OpInfo& info, const Token& mnemonic,
   const Token name = tok();
   Advance();
   auto it = values_.find(name.ValueName());
-  Value* value = it == values_.end() ? nullptr : it->second.value;
+  Value* value = it == values_.end() || it->second.kernel != kernel_index_
+                     ? nullptr
+                     : it->second.value;
   if (slot == OperandSlot::kRef) {
     if (!tok().is(Tok::kLBracket)) {
       return ErrorAt(name).Note(Loc(mnemonic),
@@ -1507,7 +1555,8 @@ absl::Status Parser::ParseFor(Region& region, const Token& start,
   const OpInfo& info = GetOpInfo(OpKind::kFor);
   if (!tok().is(Tok::kValueName)) return Unexpected("the induction variable");
   const Token induction = tok();
-  KIR_RETURN_IF_ERROR(CheckNewName(induction));
+  ValueDefinition* slot = nullptr;
+  KIR_RETURN_IF_ERROR(ReserveName(induction, &slot));
   Advance();
   KIR_RETURN_IF_ERROR(Expect(Tok::kEqual, "'='"));
   Value *lower = nullptr, *upper = nullptr, *step = nullptr;
@@ -1524,7 +1573,7 @@ absl::Status Parser::ParseFor(Region& region, const Token& start,
   Region& body = kernel_->AddRegion(*op, {Type::Scalar(DType::kIndex)},
                                     {std::string(induction.ValueName())});
   KIR_CHECK(body.argument(0)->name() == induction.ValueName());
-  Define(body.argument(0), induction);
+  slot->value = body.argument(0);
   *result = op;
   return ParseRegion(body);
 }

@@ -2,28 +2,22 @@
 //
 // Pass: canonicalize
 // Requires: a verified kernel, in either reading (unlowered or lowered).
-// Ensures: no integer op whose operands are all constants is left when its
-//   result is defined (see below); identities are gone (x+0, x-0, x-x, x*1,
-//   x*0, x/1, x%1, min/max(x,x), x&x, x|x, x^x, x&0, x|0, x^0, shifts by 0,
-//   cmp x,x, select with a constant or twice the same operand, a cast to its
-//   own type); chains `(x ± c1) ± c2` and `(x * c1) * c2` use one constant;
-//   equal constants in one region scope are one op (the first); an `if` on a
-//   constant is replaced by the region taken; a `for` whose constant bounds
-//   give zero trips is gone. Ops left unused by these rewrites are removed.
+// Ensures: no integer op whose operands are all constants is left where
+//   its result is defined (passes/integer_folding.h); identities are gone (x+0,
+//   x-0, x-x, x*1, x*0, x/1, x%1, min/max(x,x), x&x, x|x, x^x, x&0, x|0, x^0,
+//   shifts by 0, cmp x,x, select with a constant or twice the same operand, a
+//   cast to its own type); chains `(x ± c1) ± c2` and `(x * c1) * c2` use one
+//   constant; equal constants in one region scope are one op (the first); an
+//   `if` on a constant is replaced by the region taken; a `for` whose constant
+//   bounds give zero trips is gone. Ops left unused by these rewrites are
+//   removed.
 // Does not: fold floating point (the device's rounding decides), fold casts
 //   to or from floats or to i1, remove ops that were unused on input (that
 //   is dce), move ops between regions other than an inlined `if`, or unroll
 //   loops with one trip.
 //
-// Integer semantics folded here, as on the device (PTX .s32/.s64) and in C:
-//   i32 wraps modulo 2^32 and i64/index modulo 2^64, two's complement;
-//   div truncates toward zero and rem takes the dividend's sign (unlike the
-//   floor division of static shape expressions); nothing is folded for a zero
-//   divisor or MIN / -1. shl and shr fold only for 0 <= amount < width, and shr
-//   only for a non-negative left operand, so arithmetic and logical shifts
-//   agree. Comparisons are signed. i1 folds only through and/or/xor/not and
-//   cmp eq/ne. A cast between integer types sign-extends or truncates; i1
-//   casts to 0 or 1.
+// The integer semantics the folds follow (truncating division as in C,
+// wrapping at the type's width) are spelled out in passes/integer_folding.h.
 #ifndef KIR_PASSES_CANONICALIZE_H_
 #define KIR_PASSES_CANONICALIZE_H_
 

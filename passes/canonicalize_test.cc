@@ -94,16 +94,16 @@ struct DivisionCase {
 
 TEST(CanonicalizeTest, DivisionTruncatesTowardZero) {
   const DivisionCase cases[] = {
-      {7, 2, 3, 1},     {-7, 2, -3, -1}, {7, -2, -3, 1},
-      {-7, -2, 3, -1},  {6, 3, 2, 0},    {-1, 4, 0, -1},
+      {7, 2, 3, 1},    {-7, 2, -3, -1}, {7, -2, -3, 1},
+      {-7, -2, 3, -1}, {6, 3, 2, 0},    {-1, 4, 0, -1},
   };
   for (const DivisionCase& c : cases) {
     std::string text = absl::StrCat(
         "kernel @k(%out: global i32[2]) block(32) {\n"
         "  %c0 = const 0 : index\n"
         "  %c1 = const 1 : index\n"
-        "  %a = const ", c.a, " : i32\n",
-        "  %b = const ", c.b, " : i32\n",
+        "  %a = const ",
+        c.a, " : i32\n", "  %b = const ", c.b, " : i32\n",
         "  %q = div %a, %b : i32\n"
         "  %r = rem %a, %b : i32\n"
         "  store %out[%c0], %q\n"
@@ -149,11 +149,9 @@ kernel @k(%out: global i32[1]) block(32) {
   store %out[%c0], %d
 }
 )");
-  EXPECT_NE(printed.find("%a = div %one, %zero"), std::string::npos)
-      << printed;
+  EXPECT_NE(printed.find("%a = div %one, %zero"), std::string::npos) << printed;
   EXPECT_NE(printed.find("%b = div %min, %m1"), std::string::npos) << printed;
-  EXPECT_NE(printed.find("%c = shl %one, %big"), std::string::npos)
-      << printed;
+  EXPECT_NE(printed.find("%c = shl %one, %big"), std::string::npos) << printed;
   EXPECT_NE(printed.find("%d = shr %m1, %one"), std::string::npos) << printed;
 }
 

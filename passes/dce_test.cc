@@ -84,8 +84,7 @@ kernel @k(%counter: global i32[1]) block(32) {
   EXPECT_NE(printed.find("%old = atomic add %counter[%c0], %one"),
             std::string::npos)
       << printed;
-  EXPECT_NE(printed.find("%one = const 1 : i32"), std::string::npos)
-      << printed;
+  EXPECT_NE(printed.find("%one = const 1 : i32"), std::string::npos) << printed;
 }
 
 }  // namespace

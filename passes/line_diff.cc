@@ -101,8 +101,8 @@ std::string UnifiedDiff(absl::string_view before, absl::string_view after,
       EditScript(SplitLines(before), SplitLines(after));
   const size_t size = script.size();
   const size_t ctx = static_cast<size_t>(std::max(context, 0));
-  std::string out = absl::StrCat("--- ", before_label, "\n+++ ", after_label,
-                                 "\n");
+  std::string out =
+      absl::StrCat("--- ", before_label, "\n+++ ", after_label, "\n");
   // Line numbers (1-based) in before and after at each script position.
   std::vector<size_t> old_line(size + 1), new_line(size + 1);
   old_line[0] = new_line[0] = 1;

@@ -21,8 +21,7 @@ absl::Status OptionTypeError(const std::string& pass_name,
   std::string prefix =
       pass_name.empty() ? "" : absl::StrCat("pass '", pass_name, "': ");
   return absl::InvalidArgumentError(absl::StrCat(
-      prefix, "option '", option, "' expects ", expected, ", got '", got,
-      "'"));
+      prefix, "option '", option, "' expects ", expected, ", got '", got, "'"));
 }
 
 std::optional<bool> ParseBool(absl::string_view text) {
@@ -74,13 +73,13 @@ absl::StatusOr<std::string> PassOptions::GetString(
 
 std::string PassOptions::ToString() const {
   if (values_.empty()) return "";
-  return absl::StrCat(
-      "{",
-      absl::StrJoin(values_, ",",
-                    [](std::string* out, const auto& entry) {
-                      absl::StrAppend(out, entry.first, "=", entry.second);
-                    }),
-      "}");
+  return absl::StrCat("{",
+                      absl::StrJoin(values_, ",",
+                                    [](std::string* out, const auto& entry) {
+                                      absl::StrAppend(out, entry.first, "=",
+                                                      entry.second);
+                                    }),
+                      "}");
 }
 
 void PassStatistics::Add(absl::string_view counter, int64_t amount) {
@@ -88,13 +87,12 @@ void PassStatistics::Add(absl::string_view counter, int64_t amount) {
 }
 
 const std::vector<PassInfo>& RegisteredPasses() {
-  static const std::vector<PassInfo>* const passes =
-      new std::vector<PassInfo>{
+  static const std::vector<PassInfo>* const passes = new std::vector<PassInfo>{
 #define KIR_PASS(name, function, summary, options) \
   PassInfo{name, &function, summary, options},
 #include "passes/passes.def"
 #undef KIR_PASS
-      };
+  };
   return *passes;
 }
 
@@ -112,7 +110,8 @@ std::vector<PassOptionSpec> AcceptedOptions(const PassInfo& pass) {
     entry = absl::StripAsciiWhitespace(entry);
     PassOptionSpec spec;
     size_t equals = entry.find('=');
-    spec.name = std::string(absl::StripAsciiWhitespace(entry.substr(0, equals)));
+    spec.name =
+        std::string(absl::StripAsciiWhitespace(entry.substr(0, equals)));
     if (equals != absl::string_view::npos) {
       spec.default_value =
           std::string(absl::StripAsciiWhitespace(entry.substr(equals + 1)));

@@ -67,7 +67,7 @@ using PassFunction = absl::Status (*)(Kernel& kernel,
                                       PassContext& context);
 
 struct PassInfo {
-  const char* name;     // the CLI name, kebab-case
+  const char* name;  // the CLI name, kebab-case
   PassFunction run;
   const char* summary;
   // Accepted options, `name=default` comma-separated ("" for none).

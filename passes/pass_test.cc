@@ -7,8 +7,7 @@ namespace kir {
 namespace {
 
 TEST(PassOptionsTest, TypedGettersReturnValuesOrDefaults) {
-  PassOptions options({{"depth", "3"}, {"fast", "true"}, {"mode", "x"}},
-                      "dce");
+  PassOptions options({{"depth", "3"}, {"fast", "true"}, {"mode", "x"}}, "dce");
   EXPECT_EQ(*options.GetInt("depth", 7), 3);
   EXPECT_EQ(*options.GetInt("missing", 7), 7);
   EXPECT_TRUE(*options.GetBool("fast", false));

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <utility>
 
@@ -28,8 +27,8 @@ Pipeline DefaultPipeline() {
   Pipeline pipeline;
   auto run = [&](const char* name) {
     const PassInfo* pass = FindPass(name);
-    KIR_CHECK(pass != nullptr) << "default pipeline names unknown pass "
-                               << name;
+    KIR_CHECK(pass != nullptr)
+        << "default pipeline names unknown pass " << name;
     pipeline.push_back(PipelineEntry{pass, PassOptions({}, name)});
   };
   run("canonicalize");
@@ -163,10 +162,10 @@ class PipelineParser {
         if (candidate.name == option) spec = &candidate;
       }
       if (spec == nullptr) {
-        return ErrorAt(option_pos,
-                       absl::StrCat("pass '", pass.name, "' has no option '",
-                                    option, "'"),
-                       accepted_hint);
+        return ErrorAt(
+            option_pos,
+            absl::StrCat("pass '", pass.name, "' has no option '", option, "'"),
+            accepted_hint);
       }
       for (const auto& [seen, unused] : values) {
         if (seen == option) {
@@ -176,8 +175,8 @@ class PipelineParser {
       }
       SkipSpaces();
       if (pos_ == text_.size() || text_[pos_] != '=') {
-        return ErrorAt(pos_, absl::StrCat("expected '=' after option '",
-                                          option, "'"));
+        return ErrorAt(
+            pos_, absl::StrCat("expected '=' after option '", option, "'"));
       }
       ++pos_;
       const size_t value_pos = pos_;
@@ -230,8 +229,8 @@ class PipelineParser {
   // "invalid pipeline: message\n  <pipeline>\n  <caret>\nhint".
   absl::Status ErrorAt(size_t pos, absl::string_view message,
                        absl::string_view hint = "") const {
-    std::string out = absl::StrCat("invalid pipeline: ", message, "\n  ",
-                                   text_, "\n  ", std::string(pos, ' '), "^");
+    std::string out = absl::StrCat("invalid pipeline: ", message, "\n  ", text_,
+                                   "\n  ", std::string(pos, ' '), "^");
     if (!hint.empty()) absl::StrAppend(&out, "\n", hint);
     return absl::InvalidArgumentError(out);
   }
@@ -243,8 +242,8 @@ class PipelineParser {
 
 }  // namespace
 
-absl::StatusOr<Pipeline> ParsePipeline(
-    absl::string_view text, const std::vector<PassInfo>& registry) {
+absl::StatusOr<Pipeline> ParsePipeline(absl::string_view text,
+                                       const std::vector<PassInfo>& registry) {
   return PipelineParser(text, registry).Parse();
 }
 
@@ -270,8 +269,7 @@ void PrintTimingReport(const Pipeline& pipeline,
   for (double seconds : pass_seconds) total += seconds;
   auto row = [&](double seconds, absl::string_view name) {
     const double percent = total > 0 ? 100.0 * seconds / total : 0.0;
-    log << absl::StrFormat("  %10.4f (%5.1f%%)  %s\n", seconds, percent,
-                           name);
+    log << absl::StrFormat("  %10.4f (%5.1f%%)  %s\n", seconds, percent, name);
   };
   log << kRule << "\n"
       << "                      ... Pass execution timing report ...\n"
@@ -314,9 +312,9 @@ absl::StatusOr<std::string> WriteReproducer(const PipelineRunOptions& options,
       "'\n// The input to the pass that failed.\n", ir);
   if (path.empty()) {
     const char* tmpdir = getenv("TMPDIR");
-    std::string pattern = absl::StrCat(
-        tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp",
-        "/kir-opt-reproducer-XXXXXX.kir");
+    std::string pattern =
+        absl::StrCat(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp",
+                     "/kir-opt-reproducer-XXXXXX.kir");
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
     int fd = mkstemps(buffer.data(), 4);
@@ -340,16 +338,14 @@ absl::StatusOr<std::string> WriteReproducer(const PipelineRunOptions& options,
 // The failure status: the diagnostics, then what failed, then where the
 // reproducer is. The added lines have no `file:line:col:` so that
 // --verify-diagnostics does not take them for diagnostics.
-absl::Status PipelineFailure(const absl::Status& status,
-                             absl::string_view what,
+absl::Status PipelineFailure(const absl::Status& status, absl::string_view what,
                              const PipelineRunOptions& options,
                              const std::string& ir_before,
                              const PipelineEntry& entry) {
-  std::string message =
-      absl::StrCat(status.message(), "\nerror: ", what);
+  std::string message = absl::StrCat(status.message(), "\nerror: ", what);
   if (options.write_reproducer) {
-    absl::StatusOr<std::string> path = WriteReproducer(options, ir_before,
-                                                       entry);
+    absl::StatusOr<std::string> path =
+        WriteReproducer(options, ir_before, entry);
     if (path.ok()) {
       absl::StrAppend(&message, "\nnote: reproducer written to ", *path,
                       "; run: kir-opt ", *path, " --pipeline='",
@@ -364,8 +360,7 @@ absl::Status PipelineFailure(const absl::Status& status,
 }  // namespace
 
 absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
-                         const PipelineRunOptions& options,
-                         std::ostream& log) {
+                         const PipelineRunOptions& options, std::ostream& log) {
   std::vector<double> pass_seconds(pipeline.size(), 0.0);
   std::vector<PassStatistics> stats(pipeline.size());
   double verify_seconds = 0;
@@ -403,12 +398,11 @@ absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
         verify_seconds += SecondsSince(start);
         if (!status.ok()) {
           print_reports();
-          return PipelineFailure(
-              status,
-              absl::StrCat("kernel @", kernel->name(),
-                           " does not verify after pass '", entry.ToString(),
-                           "'"),
-              options, ir_before, entry);
+          return PipelineFailure(status,
+                                 absl::StrCat("kernel @", kernel->name(),
+                                              " does not verify after pass '",
+                                              entry.ToString(), "'"),
+                                 options, ir_before, entry);
         }
       }
       if (options.print_changed) {
@@ -425,7 +419,8 @@ absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
         }
       }
     }
-    if (options.print_ir_after_all || options.print_ir_after == entry.pass->name) {
+    if (options.print_ir_after_all ||
+        options.print_ir_after == entry.pass->name) {
       log << "// *** IR after " << entry.ToString() << " ***\n"
           << PrintModule(module, options.print);
     }

@@ -39,13 +39,13 @@ absl::StatusOr<Pipeline> ParsePipeline(
 std::string PipelineToString(const Pipeline& pipeline);
 
 struct PipelineRunOptions {
-  bool verify_each = true;         // run the verifier after every pass
-  bool time_passes = false;        // print a timing table at the end
-  bool statistics = false;         // print each pass's counters at the end
+  bool verify_each = true;   // run the verifier after every pass
+  bool time_passes = false;  // print a timing table at the end
+  bool statistics = false;   // print each pass's counters at the end
   bool print_ir_after_all = false;
-  std::string print_ir_after;      // a pass name: print the IR after it
-  bool print_changed = false;      // a diff per kernel a pass changed
-  PrintOptions print;              // for the IR printed by the above
+  std::string print_ir_after;  // a pass name: print the IR after it
+  bool print_changed = false;  // a diff per kernel a pass changed
+  PrintOptions print;          // for the IR printed by the above
   // On a pass or verifier failure, write the IR before the failing pass and
   // the pipeline to re-run to `reproducer_path`, or to a new file in $TMPDIR
   // (else /tmp) when it is empty.

@@ -26,9 +26,8 @@ const std::vector<PassInfo>& FakeRegistry() {
 }
 
 TEST(ParsePipelineTest, ParsesNamesAndOptions) {
-  absl::StatusOr<Pipeline> pipeline =
-      ParsePipeline(" alpha , beta{depth=5, fast=true ,mode=x},alpha",
-                    FakeRegistry());
+  absl::StatusOr<Pipeline> pipeline = ParsePipeline(
+      " alpha , beta{depth=5, fast=true ,mode=x},alpha", FakeRegistry());
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
   ASSERT_EQ(pipeline->size(), 3u);
   EXPECT_STREQ((*pipeline)[1].pass->name, "beta");
@@ -85,7 +84,8 @@ TEST(ParsePipelineTest, OptionValuesAreTypeChecked) {
 }
 
 TEST(ParsePipelineTest, SyntaxErrors) {
-  EXPECT_NE(ErrorOf("").find("invalid pipeline: it is empty"), std::string::npos);
+  EXPECT_NE(ErrorOf("").find("invalid pipeline: it is empty"),
+            std::string::npos);
   EXPECT_NE(ErrorOf("alpha,,beta").find("expected a pass name"),
             std::string::npos);
   EXPECT_NE(ErrorOf("beta{depth=1").find("expected '}'"), std::string::npos);
@@ -160,8 +160,8 @@ TEST(RunPipelineTest, TimePassesPrintsOneRowPerPass) {
   PipelineRunOptions options;
   options.time_passes = true;
   std::ostringstream log;
-  ASSERT_TRUE(RunPipeline(*module, MustParse("dce,canonicalize"), options, log)
-                  .ok());
+  ASSERT_TRUE(
+      RunPipeline(*module, MustParse("dce,canonicalize"), options, log).ok());
   const std::string report = log.str();
   EXPECT_NE(report.find("Pass execution timing report"), std::string::npos);
   const size_t dce = report.find("%)  dce\n");
@@ -197,10 +197,9 @@ TEST(RunPipelineTest, PassFailureWritesARunnableReproducer) {
   std::stringstream contents;
   contents << file.rdbuf();
   const std::string reproducer = contents.str();
-  EXPECT_EQ(reproducer.rfind(
-                "// kir-opt reproducer: run with "
-                "--pipeline='test-fail{op=store}'\n",
-                0),
+  EXPECT_EQ(reproducer.rfind("// kir-opt reproducer: run with "
+                             "--pipeline='test-fail{op=store}'\n",
+                             0),
             0u)
       << reproducer;
   // The IR is the input of the failing pass: canonicalize already ran.
@@ -210,8 +209,8 @@ TEST(RunPipelineTest, PassFailureWritesARunnableReproducer) {
   ASSERT_NE(rerun, nullptr);
   PipelineRunOptions no_reproducer;
   no_reproducer.write_reproducer = false;
-  absl::Status again = RunPipeline(*rerun, MustParse("test-fail{op=store}"),
-                                   no_reproducer, log);
+  absl::Status again =
+      RunPipeline(*rerun, MustParse("test-fail{op=store}"), no_reproducer, log);
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.message().find("test-fail: failing at 'store'"),
             absl::string_view::npos);

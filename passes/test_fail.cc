@@ -14,13 +14,14 @@ absl::Status TestFail(Kernel& kernel, const PassOptions& options,
   if (!mnemonic.ok()) return mnemonic.status();
   const Op* target = nullptr;
   Walk(static_cast<const Region&>(kernel.body()), [&](const Op& op) {
-    if (target == nullptr && (mnemonic->empty() || op.mnemonic() == *mnemonic)) {
+    if (target == nullptr &&
+        (mnemonic->empty() || op.mnemonic() == *mnemonic)) {
       target = &op;
     }
   });
   if (target == nullptr) return absl::OkStatus();
-  return Error(target->loc()) << "test-fail: failing at '"
-                              << target->mnemonic() << "' as asked";
+  return Error(target->loc())
+         << "test-fail: failing at '" << target->mnemonic() << "' as asked";
 }
 
 }  // namespace kir

@@ -110,6 +110,8 @@ std::string Scramble(const std::string& text, uint32_t seed) {
   return out;
 }
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 class RoundTripTest : public testing::TestWithParam<Case> {};
 
 TEST_P(RoundTripTest, PrintIsAFixedPointAndStructurallyEqual) {

@@ -39,7 +39,8 @@ def default_kir_opt():
 
 
 def time_once(command):
-  """Wall seconds and peak RSS (KiB) of one run; exits if it fails."""
+  """Wall seconds, CPU seconds and peak RSS (KiB) of one run; exits if the
+  command fails."""
   start = time.perf_counter()
   process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE)
@@ -50,19 +51,20 @@ def time_once(command):
   process.returncode = os.waitstatus_to_exitcode(status)
   if process.returncode != 0:
     sys.exit(f"{' '.join(command)} failed ({process.returncode}):\n{stderr}")
-  return seconds, usage.ru_maxrss
+  return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
 def measure(command, repeat, size_bytes, ops):
   runs = [time_once(command) for _ in range(repeat)]
-  seconds = statistics.median(t for t, _ in runs)
+  seconds = statistics.median(wall for wall, _, _ in runs)
   return {
       "bytes": size_bytes,
       "seconds": seconds,
-      "runs": [round(t, 6) for t, _ in runs],
+      "runs": [round(wall, 6) for wall, _, _ in runs],
+      "cpu_seconds": statistics.median(cpu for _, cpu, _ in runs),
       "ops_per_second": ops / seconds,
       "mb_per_second": size_bytes / seconds / 1e6,
-      "max_rss_kib": max(rss for _, rss in runs),
+      "max_rss_kib": max(rss for _, _, rss in runs),
   }
 
 
@@ -117,6 +119,8 @@ def main():
   args = parser.parse_args()
 
   os.makedirs(args.workdir, exist_ok=True)
+  # Other work on the machine skews wall times; record how busy it was.
+  load_before = round(os.getloadavg()[0], 2)
   rows = []
   for requested in (int(s) for s in args.sizes.split(",")):
     kir_text, mlir_text, ops = gen.generate(requested)
@@ -147,7 +151,8 @@ def main():
 
   results = {
       "date": datetime.date.today().isoformat(),
-      "machine": {"cpu": cpu_model(), "cores": os.cpu_count()},
+      "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
+                  "load_average_before": load_before},
       "kir_opt": {"command": "kir-opt FILE -o /dev/null",
                   "build_type": build_type(args.kir_opt)},
       "mlir_opt": {"command": "mlir-opt-19 FILE -o /dev/null",

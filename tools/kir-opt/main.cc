@@ -1,13 +1,13 @@
 // kir-opt: parses a .kir file, verifies it, runs a pass pipeline and prints
 // the result. The test driver behind every lit golden.
-#include <cstdio>
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -188,9 +188,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       } else if (*value == "false" || *value == "0") {
         flags.*flag.field = false;
       } else {
-        return UsageError(absl::StrCat("option '--", name,
-                                       "' expects true or false, got '",
-                                       *value, "'"));
+        return UsageError(absl::StrCat(
+            "option '--", name, "' expects true or false, got '", *value, "'"));
       }
     }
     auto take_value = [&]() -> absl::StatusOr<std::string> {
@@ -228,9 +227,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       FindPass(flags.print_ir_after) == nullptr) {
     std::vector<std::string> names;
     for (const PassInfo& pass : RegisteredPasses()) names.push_back(pass.name);
-    return UsageError(absl::StrCat("--print-ir-after names unknown pass '",
-                                   flags.print_ir_after, "'; known passes: ",
-                                   absl::StrJoin(names, ", ")));
+    return UsageError(absl::StrCat(
+        "--print-ir-after names unknown pass '", flags.print_ir_after,
+        "'; known passes: ", absl::StrJoin(names, ", ")));
   }
   if (flags.output.empty()) return UsageError("-o needs a file name");
   return flags;
@@ -243,8 +242,9 @@ void ListPasses(std::ostream& out) {
     width = std::max(width, std::strlen(pass.name));
   }
   for (const PassInfo& pass : RegisteredPasses()) {
-    out << "  " << pass.name << std::string(width - std::strlen(pass.name) + 2, ' ')
-        << pass.summary << "\n";
+    out << "  " << pass.name
+        << std::string(width - std::strlen(pass.name) + 2, ' ') << pass.summary
+        << "\n";
     std::vector<PassOptionSpec> options = AcceptedOptions(pass);
     if (options.empty()) continue;
     std::vector<std::string> described;
@@ -391,11 +391,11 @@ int Main(int argc, char** argv) {
           ParseExpectedDiagnostics(source->text, file_name);
       absl::Status check =
           expected.ok()
-              ? CheckDiagnostics(*expected,
-                                 status.ok() ? std::vector<ReportedDiagnostic>()
-                                             : ParseReportedDiagnostics(
-                                                   status.message()),
-                                 file_name)
+              ? CheckDiagnostics(
+                    *expected,
+                    status.ok() ? std::vector<ReportedDiagnostic>()
+                                : ParseReportedDiagnostics(status.message()),
+                    file_name)
               : expected.status();
       if (!check.ok()) {
         std::cerr << check.message() << "\n";
@@ -408,8 +408,7 @@ int Main(int argc, char** argv) {
     if (status.ok()) outputs.push_back(std::move(output));
   }
 
-  std::string result =
-      absl::StrJoin(outputs, absl::StrCat(kSplitMarker, "\n"));
+  std::string result = absl::StrJoin(outputs, absl::StrCat(kSplitMarker, "\n"));
   if (flags.output == "-") {
     std::cout << result;
     std::cout.flush();

@@ -37,8 +37,8 @@ std::vector<absl::string_view> Lines(absl::string_view text) {
 
 absl::Status DirectiveError(absl::string_view file_name, int line, int column,
                             absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      file_name, ":", line, ":", column, ": error: ", message));
+  return absl::InvalidArgumentError(
+      absl::StrCat(file_name, ":", line, ":", column, ": error: ", message));
 }
 
 // Parses what follows `expected-<severity>` at `rest`: `(@[+-]?N)? {{...}}`.
@@ -55,11 +55,12 @@ absl::StatusOr<std::pair<int, std::string>> ParseDirectiveTail(
     }
     absl::string_view number = rest.substr(0, length);
     int value = 0;
-    const bool relative = !number.empty() && (number[0] == '+' || number[0] == '-');
+    const bool relative =
+        !number.empty() && (number[0] == '+' || number[0] == '-');
     absl::string_view digits = relative ? number.substr(1) : number;
     if (digits.empty() || !absl::SimpleAtoi(digits, &value)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "'", directive, "@' needs a line: @+N, @-N or @N"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", directive, "@' needs a line: @+N, @-N or @N"));
     }
     if (!relative) {
       target = value;
@@ -67,8 +68,8 @@ absl::StatusOr<std::pair<int, std::string>> ParseDirectiveTail(
       target = number[0] == '+' ? line + value : line - value;
     }
     if (target < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "'", directive, "' points before the first line"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", directive, "' points before the first line"));
     }
     rest.remove_prefix(length);
   }
@@ -113,9 +114,9 @@ std::optional<ReportedDiagnostic> ParseHeader(absl::string_view line) {
   }
   size_t line_colon = where.rfind(':', column_colon - 1);
   if (line_colon == absl::string_view::npos) return std::nullopt;
-  if (!absl::SimpleAtoi(where.substr(line_colon + 1,
-                                     column_colon - line_colon - 1),
-                        &diagnostic.line) ||
+  if (!absl::SimpleAtoi(
+          where.substr(line_colon + 1, column_colon - line_colon - 1),
+          &diagnostic.line) ||
       !absl::SimpleAtoi(where.substr(column_colon + 1), &diagnostic.column)) {
     return std::nullopt;
   }
@@ -214,15 +215,16 @@ absl::Status CheckDiagnostics(const std::vector<ExpectedDiagnostic>& expected,
     if (diagnostic.located) {
       problems.push_back(
           {{diagnostic.line, diagnostic.column},
-           absl::StrCat(file_name, ":", diagnostic.line, ":",
-                        diagnostic.column, ": error: unexpected ",
+           absl::StrCat(file_name, ":", diagnostic.line, ":", diagnostic.column,
+                        ": error: unexpected ",
                         SeverityName(diagnostic.severity), ": ",
                         diagnostic.message)});
     } else {
       problems.push_back(
-          {{0, 0}, absl::StrCat(file_name, ": error: unexpected ",
-                                SeverityName(diagnostic.severity),
-                                " without a location: ", diagnostic.message)});
+          {{0, 0},
+           absl::StrCat(file_name, ": error: unexpected ",
+                        SeverityName(diagnostic.severity),
+                        " without a location: ", diagnostic.message)});
     }
   }
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -236,8 +238,9 @@ absl::Status CheckDiagnostics(const std::vector<ExpectedDiagnostic>& expected,
                       "\" on line ", want.line, " was not produced")});
   }
   if (problems.empty()) return absl::OkStatus();
-  std::stable_sort(problems.begin(), problems.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(
+      problems.begin(), problems.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string message;
   for (const auto& problem : problems) {
     if (!message.empty()) message += "\n";

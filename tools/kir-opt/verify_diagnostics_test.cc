@@ -28,8 +28,8 @@ TEST(ParseExpectedDiagnosticsTest, ReadsEveryForm) {
 }
 
 TEST(ParseExpectedDiagnosticsTest, MalformedDirectivesAreLocatedErrors) {
-  auto missing_braces = ParseExpectedDiagnostics(
-      "\n  // expected-error {missing}\n", "f.kir");
+  auto missing_braces =
+      ParseExpectedDiagnostics("\n  // expected-error {missing}\n", "f.kir");
   ASSERT_FALSE(missing_braces.ok());
   EXPECT_EQ(missing_braces.status().message(),
             "f.kir:2:6: error: 'expected-error' needs a message in {{...}}");
@@ -89,17 +89,16 @@ ReportedDiagnostic Report(Severity severity, int line, std::string message) {
 }
 
 TEST(CheckDiagnosticsTest, MatchesOneToOneBySeverityLineAndSubstring) {
-  EXPECT_TRUE(CheckDiagnostics(
-                  {Expect(Severity::kError, 3, "bad"),
-                   Expect(Severity::kNote, 5, "here")},
-                  {Report(Severity::kError, 3, "a bad thing"),
-                   Report(Severity::kNote, 5, "defined here")},
-                  "f.kir")
+  EXPECT_TRUE(CheckDiagnostics({Expect(Severity::kError, 3, "bad"),
+                                Expect(Severity::kNote, 5, "here")},
+                               {Report(Severity::kError, 3, "a bad thing"),
+                                Report(Severity::kNote, 5, "defined here")},
+                               "f.kir")
                   .ok());
   // Same line, wrong severity: one unexpected and one missing.
-  absl::Status wrong = CheckDiagnostics(
-      {Expect(Severity::kWarning, 3, "bad")},
-      {Report(Severity::kError, 3, "a bad thing")}, "f.kir");
+  absl::Status wrong =
+      CheckDiagnostics({Expect(Severity::kWarning, 3, "bad")},
+                       {Report(Severity::kError, 3, "a bad thing")}, "f.kir");
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.message(),
             "f.kir:3:2: error: unexpected error: a bad thing\n"
