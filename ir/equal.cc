@@ -23,13 +23,17 @@ namespace {
 std::string DescribeAttr(const Attribute* attr) {
   if (attr == nullptr) return "(absent)";
   switch (attr->kind) {
-    case AttrKind::kInt: return absl::StrCat(attr->int_value);
-    case AttrKind::kFlag: return attr->int_value ? "set" : "unset";
+    case AttrKind::kInt:
+      return absl::StrCat(attr->int_value);
+    case AttrKind::kFlag:
+      return attr->int_value ? "set" : "unset";
     case AttrKind::kNumber:
       return attr->is_integral ? absl::StrCat(attr->int_value)
                                : absl::StrCat(attr->float_value, " (float)");
-    case AttrKind::kString: return absl::StrCat("\"", attr->string_value, "\"");
-    case AttrKind::kEnum: return attr->string_value;
+    case AttrKind::kString:
+      return absl::StrCat("\"", attr->string_value, "\"");
+    case AttrKind::kEnum:
+      return attr->string_value;
     case AttrKind::kInts:
       return absl::StrCat("[", absl::StrJoin(attr->ints, ", "), "]");
   }
@@ -103,16 +107,14 @@ std::string Comparer::Where() const {
     if (i == 0) {
       absl::StrAppend(&where, ", body[", frame.index, "]");
     } else {
-      absl::StrAppend(&where, " region ", frame.region, "[", frame.index,
-                      "]");
+      absl::StrAppend(&where, " region ", frame.region, "[", frame.index, "]");
     }
     absl::StrAppend(&where, " (", frame.op->mnemonic(), ")");
   }
   return where;
 }
 
-bool Comparer::Define(const Value* a, const Value* b,
-                      absl::string_view what) {
+bool Comparer::Define(const Value* a, const Value* b, absl::string_view what) {
   if (a->name() != b->name()) {
     return Fail(absl::StrCat(what, " name: %", a->name(), " vs %", b->name()));
   }
@@ -125,12 +127,11 @@ bool Comparer::Define(const Value* a, const Value* b,
   return true;
 }
 
-bool Comparer::SameUse(const Value* a, const Value* b,
-                       absl::string_view what) {
+bool Comparer::SameUse(const Value* a, const Value* b, absl::string_view what) {
   if (a == nullptr || b == nullptr) {
     if (a == b) return true;
-    return Fail(absl::StrCat(what, ": ", DescribeValue(a), " vs ",
-                             DescribeValue(b)));
+    return Fail(
+        absl::StrCat(what, ": ", DescribeValue(a), " vs ", DescribeValue(b)));
   }
   auto it = pairs_.find(a);
   if (it == pairs_.end()) {
@@ -140,8 +141,7 @@ bool Comparer::SameUse(const Value* a, const Value* b,
   }
   if (it->second != b) {
     return Fail(absl::StrCat(what, ": ", DescribeValue(a), " vs ",
-                             DescribeValue(b),
-                             " (different definitions)"));
+                             DescribeValue(b), " (different definitions)"));
   }
   return true;
 }
@@ -149,7 +149,8 @@ bool Comparer::SameUse(const Value* a, const Value* b,
 bool Comparer::SameIndexExpr(const IndexExpr& a, const IndexExpr& b) const {
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
-    case IndexExpr::Kind::kConstant: return a.constant() == b.constant();
+    case IndexExpr::Kind::kConstant:
+      return a.constant() == b.constant();
     case IndexExpr::Kind::kSize: {
       auto it = pairs_.find(a.size());
       return it != pairs_.end() && it->second == b.size();
@@ -162,7 +163,8 @@ bool Comparer::SameIndexExpr(const IndexExpr& a, const IndexExpr& b) const {
 bool Comparer::SameType(const Type& a, const Type& b) const {
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
-    case Type::Kind::kScalar: return a.dtype() == b.dtype();
+    case Type::Kind::kScalar:
+      return a.dtype() == b.dtype();
     case Type::Kind::kVector:
       return a.dtype() == b.dtype() && a.lanes() == b.lanes();
     case Type::Kind::kBuffer:
@@ -176,7 +178,8 @@ bool Comparer::SameType(const Type& a, const Type& b) const {
       return true;
     case Type::Kind::kTensorMap:
       return a.dtype() == b.dtype() && a.box() == b.box();
-    case Type::Kind::kToken: return a.token_kind() == b.token_kind();
+    case Type::Kind::kToken:
+      return a.token_kind() == b.token_kind();
   }
   return false;
 }
@@ -213,13 +216,12 @@ bool Comparer::Params(const Param& a, const Param& b, int index) {
   if ((a.tensor == nullptr) != (b.tensor == nullptr)) {
     return Fail(absl::StrCat(what, " mapped tensor differs"));
   }
-  if (a.tensor != nullptr && !SameUse(a.tensor, b.tensor,
-                                      absl::StrCat(what, " mapped tensor"))) {
+  if (a.tensor != nullptr &&
+      !SameUse(a.tensor, b.tensor, absl::StrCat(what, " mapped tensor"))) {
     return false;
   }
   if (a.swizzle != b.swizzle) {
-    return Fail(absl::StrCat(what, " swizzle: ", a.swizzle, " vs ",
-                             b.swizzle));
+    return Fail(absl::StrCat(what, " swizzle: ", a.swizzle, " vs ", b.swizzle));
   }
   if (a.oob != b.oob) return Fail(absl::StrCat(what, " oob fill differs"));
   return true;
@@ -228,7 +230,8 @@ bool Comparer::Params(const Param& a, const Param& b, int index) {
 bool Comparer::Launch(absl::string_view name, const Dim3& a, const Dim3& b) {
   for (int i = 0; i < 3; ++i) {
     if (!SameIndexExpr(a[i], b[i])) {
-      return Fail(absl::StrCat(name, " dimension ", absl::string_view("xyz" + i, 1), ": ",
+      return Fail(absl::StrCat(name, " dimension ",
+                               absl::string_view("xyz" + i, 1), ": ",
                                a[i].ToString(), " vs ", b[i].ToString()));
     }
   }
@@ -274,9 +277,8 @@ bool Comparer::Kernels(const Kernel& a, const Kernel& b) {
       if (why_ != nullptr) {
         *why_ = absl::StrCat(use.where, ": ", DescribeValue(use.a), " vs ",
                              DescribeValue(use.b),
-                             it == pairs_.end()
-                                 ? " (not defined in the kernel)"
-                                 : " (different definitions)");
+                             it == pairs_.end() ? " (not defined in the kernel)"
+                                                : " (different definitions)");
       }
       return false;
     }
@@ -285,8 +287,7 @@ bool Comparer::Kernels(const Kernel& a, const Kernel& b) {
   return true;
 }
 
-bool Comparer::Regions(const Region& a, const Region& b,
-                       int region_index) {
+bool Comparer::Regions(const Region& a, const Region& b, int region_index) {
   if (a.num_arguments() != b.num_arguments()) {
     return Fail(absl::StrCat("number of region arguments: ", a.num_arguments(),
                              " vs ", b.num_arguments()));
@@ -305,11 +306,10 @@ bool Comparer::Regions(const Region& a, const Region& b,
   }
   if (a.size() != b.size()) {
     const Op& extra = a.size() > b.size() ? a.op(common) : b.op(common);
-    return Fail(absl::StrCat("number of ops in region: ", a.size(), " vs ",
-                             b.size(), "; first unmatched op is '",
-                             extra.mnemonic(), "' in ",
-                             a.size() > b.size() ? "the first" : "the second",
-                             " module"));
+    return Fail(absl::StrCat(
+        "number of ops in region: ", a.size(), " vs ", b.size(),
+        "; first unmatched op is '", extra.mnemonic(), "' in ",
+        a.size() > b.size() ? "the first" : "the second", " module"));
   }
   return true;
 }
@@ -331,16 +331,16 @@ bool Comparer::Operands(const Operand& a, const Operand& b, int index) {
     }
   }
   if (a.distance != b.distance) {
-    return Fail(absl::StrCat(what, " distance: @", a.distance, " vs @",
-                             b.distance));
+    return Fail(
+        absl::StrCat(what, " distance: @", a.distance, " vs @", b.distance));
   }
   return true;
 }
 
 bool Comparer::Ops(const Op& a, const Op& b) {
   if (a.kind() != b.kind()) {
-    return Fail(absl::StrCat("op kind: '", a.mnemonic(), "' vs '",
-                             b.mnemonic(), "'"));
+    return Fail(
+        absl::StrCat("op kind: '", a.mnemonic(), "' vs '", b.mnemonic(), "'"));
   }
   if (a.num_operands() != b.num_operands()) {
     return Fail(absl::StrCat("number of operands: ", a.num_operands(), " vs ",
@@ -362,8 +362,8 @@ bool Comparer::Ops(const Op& a, const Op& b) {
     }
   }
   if (a.provenance().pass != b.provenance().pass) {
-    return Fail(absl::StrCat("inserted by: \"", a.provenance().pass,
-                             "\" vs \"", b.provenance().pass, "\""));
+    return Fail(absl::StrCat("inserted by: \"", a.provenance().pass, "\" vs \"",
+                             b.provenance().pass, "\""));
   }
   if (a.num_results() != b.num_results()) {
     return Fail(absl::StrCat("number of results: ", a.num_results(), " vs ",

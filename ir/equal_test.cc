@@ -84,7 +84,8 @@ TEST(StructurallyEqualTest, AttributeAtItsDefaultEqualsAbsentOne) {
   EXPECT_EQ(Difference(kBase, Replace(kBase, "{align = 128}",
                                       "{align = 128, swizzle = 0}")),
             "");
-  EXPECT_EQ(Difference(kBase, Replace(kBase, "step %c1 {", "step %c1 {unroll = 1} {")),
+  EXPECT_EQ(Difference(kBase,
+                       Replace(kBase, "step %c1 {", "step %c1 {unroll = 1} {")),
             "");
 }
 
@@ -93,32 +94,37 @@ TEST(StructurallyEqualTest, FindsAttributeDifferences) {
             "kernel @k, body[2] (cmp): attribute 'pred': lt vs le");
   EXPECT_EQ(Difference(kBase, Replace(kBase, "{align = 128}", "{align = 256}")),
             "kernel @k, body[3] (alloc.shared): attribute 'align': 128 vs 256");
-  EXPECT_EQ(Difference(kBase, Replace(kBase, "step %c1 {", "step %c1 {unroll = 2} {")),
+  EXPECT_EQ(Difference(kBase,
+                       Replace(kBase, "step %c1 {", "step %c1 {unroll = 2} {")),
             "kernel @k, body[4] (for): attribute 'unroll': 1 vs 2");
-  EXPECT_EQ(
-      Difference("kernel @k() { %c = const 1 : f32 }",
-                 "kernel @k() { %c = const 1.0 : f32 }"),
-      "kernel @k, body[0] (const): attribute 'value': 1 vs 1 (float)");
+  EXPECT_EQ(Difference("kernel @k() { %c = const 1 : f32 }",
+                       "kernel @k() { %c = const 1.0 : f32 }"),
+            "kernel @k, body[0] (const): attribute 'value': 1 vs 1 (float)");
 }
 
 TEST(StructurallyEqualTest, FindsOperandDifferences) {
-  EXPECT_EQ(Difference(kBase, Replace(kBase, "cmp lt %c0, %c1", "cmp lt %c1, %c1")),
-            "kernel @k, body[2] (cmp): operand #1: %c0 vs %c1 (different "
-            "definitions)");
-  EXPECT_EQ(Difference(kBase, Replace(kBase, "load %x[%i, %c0]", "load %x[%c0, %c0]")),
+  EXPECT_EQ(
+      Difference(kBase, Replace(kBase, "cmp lt %c0, %c1", "cmp lt %c1, %c1")),
+      "kernel @k, body[2] (cmp): operand #1: %c0 vs %c1 (different "
+      "definitions)");
+  EXPECT_EQ(Difference(kBase,
+                       Replace(kBase, "load %x[%i, %c0]", "load %x[%c0, %c0]")),
             "kernel @k, body[4] (for) region 0[0] (if) region 0[0] (load): "
             "operand #1 index #1: %i vs %c0 (different definitions)");
-  EXPECT_EQ(Difference(kBase, Replace(kBase, "store %y[%i], %v", "store %y[%c0], %v")),
+  EXPECT_EQ(Difference(kBase,
+                       Replace(kBase, "store %y[%i], %v", "store %y[%c0], %v")),
             "kernel @k, body[4] (for) region 0[0] (if) region 0[1] (store): "
             "operand #1 index #1: %i vs %c0 (different definitions)");
 }
 
 TEST(StructurallyEqualTest, FindsTypeDifferences) {
-  EXPECT_EQ(Difference(kBase, Replace(kBase, "const 0 : index", "const 0 : i64")),
-            "kernel @k, body[0] (const): result #1 %c0 type: index vs i64");
-  EXPECT_EQ(Difference(kBase, Replace(kBase, "shared f32[64]", "shared f32[32]")),
-            "kernel @k, body[3] (alloc.shared): result #1 %s type: shared "
-            "f32[64] vs shared f32[32]");
+  EXPECT_EQ(
+      Difference(kBase, Replace(kBase, "const 0 : index", "const 0 : i64")),
+      "kernel @k, body[0] (const): result #1 %c0 type: index vs i64");
+  EXPECT_EQ(
+      Difference(kBase, Replace(kBase, "shared f32[64]", "shared f32[32]")),
+      "kernel @k, body[3] (alloc.shared): result #1 %s type: shared "
+      "f32[64] vs shared f32[32]");
   // Sizes in shapes match by position, not by pointer or by spelling alone.
   EXPECT_EQ(Difference(kBase, Replace(kBase, "%y: global f32[%M]",
                                       "%y: global f32[%N]")),
@@ -157,8 +163,9 @@ TEST(StructurallyEqualTest, FindsKernelLevelDifferences) {
   EXPECT_EQ(Difference(kBase, Replace(kBase, "global f32[%M, %N]",
                                       "global f32[%M, %N] {align = 64}")),
             "kernel @k: parameter #1 align: 16 vs 64");
-  EXPECT_EQ(Difference(kBase, Replace(kBase, "sizes(%M, %N)", "sizes(%M, %N, %K)")),
-            "kernel @k: number of sizes: 2 vs 3");
+  EXPECT_EQ(
+      Difference(kBase, Replace(kBase, "sizes(%M, %N)", "sizes(%M, %N, %K)")),
+      "kernel @k: number of sizes: 2 vs 3");
   EXPECT_EQ(Difference(kBase, std::string(kBase) + "kernel @other() { }"),
             "number of kernels: 1 vs 2");
 }

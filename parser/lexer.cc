@@ -53,7 +53,8 @@ bool IsIdentifierChar(char c) { return Is(c, kIdentifierCharClass); }
 // Printable description of a byte for "unexpected character" errors.
 std::string DescribeByte(char c) {
   unsigned char byte = static_cast<unsigned char>(c);
-  if (byte >= 0x20 && byte < 0x7f) return absl::StrCat("'", std::string(1, c), "'");
+  if (byte >= 0x20 && byte < 0x7f)
+    return absl::StrCat("'", std::string(1, c), "'");
   static const char kHex[] = "0123456789abcdef";
   std::string out = "byte 0x";
   out += kHex[byte >> 4];
@@ -66,10 +67,10 @@ std::string DescribeByte(char c) {
 absl::string_view TokDescription(Tok kind) {
   switch (kind) {
 #define KIR_TOKEN(name, description) \
-  case Tok::name:              \
+  case Tok::name:                    \
     return description;
 #define KIR_PUNCT(name, spelling) \
-  case Tok::name:           \
+  case Tok::name:                 \
     return "'" spelling "'";
 #include "parser/token_kinds.def"
 #undef KIR_PUNCT
@@ -169,7 +170,8 @@ Token Lexer::Next() {
 }
 
 // integer ::= [0-9]+ | '0x' [0-9a-fA-F]+
-// float   ::= [0-9]+ ('.' [0-9]*)? ([eE] [+-]? [0-9]+)?   (with '.' or exponent)
+// float   ::= [0-9]+ ('.' [0-9]*)? ([eE] [+-]? [0-9]+)?   (with '.' or
+// exponent)
 Token Lexer::LexNumber(size_t begin) {
   const size_t size = source_.size();
   if (source_[pos_] == '0' && pos_ + 2 < size &&
@@ -188,7 +190,8 @@ Token Lexer::LexNumber(size_t begin) {
   }
   if (pos_ < size && (source_[pos_] == 'e' || source_[pos_] == 'E')) {
     size_t exponent = pos_ + 1;
-    if (exponent < size && (source_[exponent] == '+' || source_[exponent] == '-')) {
+    if (exponent < size &&
+        (source_[exponent] == '+' || source_[exponent] == '-')) {
       ++exponent;
     }
     if (exponent < size && IsDigit(source_[exponent])) {

@@ -26,9 +26,9 @@
 namespace kir {
 namespace {
 
-#define KIR_RETURN_IF_ERROR(expr)           \
-  do {                                      \
-    absl::Status kir_status_ = (expr);      \
+#define KIR_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    absl::Status kir_status_ = (expr);         \
     if (!kir_status_.ok()) return kir_status_; \
   } while (false)
 
@@ -79,22 +79,32 @@ const absl::flat_hash_map<absl::string_view, OpKind>& MnemonicTable() {
 
 const char* SlotName(OperandSlot slot) {
   switch (slot) {
-    case OperandSlot::kValue: return "value";
-    case OperandSlot::kRef: return "buffer reference %buf[...]";
-    case OperandSlot::kBuffer: return "whole buffer";
-    case OperandSlot::kVariadic: return "one or more values";
+    case OperandSlot::kValue:
+      return "value";
+    case OperandSlot::kRef:
+      return "buffer reference %buf[...]";
+    case OperandSlot::kBuffer:
+      return "whole buffer";
+    case OperandSlot::kVariadic:
+      return "one or more values";
   }
   return "operand";
 }
 
 const char* AttrKindName(AttrKind kind) {
   switch (kind) {
-    case AttrKind::kInt: return "an integer";
-    case AttrKind::kNumber: return "a number";
-    case AttrKind::kFlag: return "a flag";
-    case AttrKind::kString: return "a string";
-    case AttrKind::kInts: return "a list of integers";
-    case AttrKind::kEnum: return "an enum";
+    case AttrKind::kInt:
+      return "an integer";
+    case AttrKind::kNumber:
+      return "a number";
+    case AttrKind::kFlag:
+      return "a flag";
+    case AttrKind::kString:
+      return "a string";
+    case AttrKind::kInts:
+      return "a list of integers";
+    case AttrKind::kEnum:
+      return "an enum";
   }
   return "a value";
 }
@@ -147,7 +157,8 @@ std::optional<DType> DTypeFromName(absl::string_view name) {
     case 8:
       if (name == "mbarrier") return DType::kMbarrier;
       break;
-    default: break;
+    default:
+      break;
   }
   return std::nullopt;
 }
@@ -164,16 +175,20 @@ std::optional<DType> ScalarTypeFromName(absl::string_view name) {
 bool FoldFits(IndexExpr::Kind kind, int64_t a, int64_t b) {
   int64_t ignored = 0;
   switch (kind) {
-    case IndexExpr::Kind::kAdd: return !__builtin_add_overflow(a, b, &ignored);
-    case IndexExpr::Kind::kSub: return !__builtin_sub_overflow(a, b, &ignored);
-    case IndexExpr::Kind::kMul: return !__builtin_mul_overflow(a, b, &ignored);
+    case IndexExpr::Kind::kAdd:
+      return !__builtin_add_overflow(a, b, &ignored);
+    case IndexExpr::Kind::kSub:
+      return !__builtin_sub_overflow(a, b, &ignored);
+    case IndexExpr::Kind::kMul:
+      return !__builtin_mul_overflow(a, b, &ignored);
     case IndexExpr::Kind::kDiv:
     case IndexExpr::Kind::kMod:
       return !(a == std::numeric_limits<int64_t>::min() && b == -1);
     case IndexExpr::Kind::kCeilDiv:
       // Computed as -floor(-a / b), so -a must exist.
       return a != std::numeric_limits<int64_t>::min();
-    default: return true;
+    default:
+      return true;
   }
 }
 
@@ -228,6 +243,12 @@ class Parser {
   // Claims a value name where it is defined; the value is filled in once
   // it exists. Until then the name reads as undefined.
   absl::Status ReserveName(const Token& name, ValueDefinition** slot);
+  void Define(ValueDefinition* slot, Value* value) {
+    slot->value = value;
+    recent_[RecentIndex(value->name())] = value;
+  }
+  // The value named `name` in the current kernel, or null.
+  Value* FindValue(absl::string_view name);
   absl::Status LookupValue(const Token& name, Value** value);
   absl::Status ParseValueUse(Value** value, absl::string_view what);
 
@@ -306,6 +327,25 @@ class Parser {
   Kernel* kernel_ = nullptr;
   int kernel_index_ = 0;
   absl::flat_hash_map<absl::string_view, ValueDefinition> values_;
+  // A direct-mapped cache of recently defined and used values in front of
+  // `values_`. Most uses are a few ops after the definition; the cache keeps
+  // them out of the big table, which with a million values no longer fits
+  // in the CPU caches. Cleared for each kernel.
+  static constexpr size_t kRecentSize = 1024;
+  static size_t RecentIndex(absl::string_view name) {
+    // Length, first and last two characters: cheap, and it separates the
+    // usual `%v12`, `%w12`, `%v13` patterns.
+    size_t hash = name.size();
+    if (!name.empty()) {
+      hash = hash * 31 + static_cast<unsigned char>(name.front());
+      hash = hash * 31 + static_cast<unsigned char>(name.back());
+      if (name.size() > 1) {
+        hash = hash * 31 + static_cast<unsigned char>(name[name.size() - 2]);
+      }
+    }
+    return (hash ^ (hash >> 10)) & (kRecentSize - 1);
+  }
+  std::vector<Value*> recent_ = std::vector<Value*>(kRecentSize, nullptr);
   std::vector<ForwardUse> forward_uses_;
 };
 
@@ -382,8 +422,7 @@ absl::Status Parser::ParseInteger(int64_t* value, absl::string_view what) {
       magnitude = magnitude * 10 + digit;
     }
   }
-  const uint64_t limit =
-      negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
   if (overflow || magnitude > limit) {
     return ErrorAt(negative ? minus : tok())
            << "integer literal does not fit in 64 bits";
@@ -436,8 +475,8 @@ absl::Status Parser::ParseNumber(Attribute* value, absl::string_view what) {
     absl::from_chars_result result =
         absl::from_chars(text.data(), text.data() + text.size(), number);
     if (result.ec != std::errc() || result.ptr != text.data() + text.size()) {
-      return ErrorAt(tok()) << "float literal '" << text
-                            << "' is out of range for f64";
+      return ErrorAt(tok())
+             << "float literal '" << text << "' is out of range for f64";
     }
   } else {
     return Unexpected(what);
@@ -487,13 +526,22 @@ absl::Status Parser::ReserveName(const Token& name, ValueDefinition** slot) {
   return absl::OkStatus();
 }
 
+Value* Parser::FindValue(absl::string_view name) {
+  Value*& cached = recent_[RecentIndex(name)];
+  if (cached != nullptr && cached->name() == name) return cached;
+  auto it = values_.find(name);
+  if (it == values_.end() || it->second.kernel != kernel_index_) {
+    return nullptr;
+  }
+  if (it->second.value != nullptr) cached = it->second.value;
+  return it->second.value;
+}
+
 absl::Status Parser::LookupValue(const Token& name, Value** value) {
-  auto it = values_.find(name.ValueName());
-  if (it == values_.end() || it->second.value == nullptr ||
-      it->second.kernel != kernel_index_) {
+  *value = FindValue(name.ValueName());
+  if (*value == nullptr) {
     return ErrorAt(name) << "use of undefined value " << name.text;
   }
-  *value = it->second.value;
   return absl::OkStatus();
 }
 
@@ -512,9 +560,9 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::Parse() {
   auto module = std::make_unique<Module>();
   module->source = source_;
   if (source_->text.size() > kMaxSourceBytes) {
-    return Error(Loc(1, 1)) << "input is too large (" << source_->text.size()
-                            << " bytes; the limit is " << kMaxSourceBytes
-                            << ")";
+    return Error(Loc(1, 1))
+           << "input is too large (" << source_->text.size()
+           << " bytes; the limit is " << kMaxSourceBytes << ")";
   }
   absl::flat_hash_map<std::string, Location> kernel_names;
   // About one value per 40 bytes of source; sizing the table once saves
@@ -546,6 +594,7 @@ absl::Status Parser::ParseKernel(Module& module) {
   Kernel& kernel = *module.kernels.back();
   kernel_ = &kernel;
   ++kernel_index_;
+  std::fill(recent_.begin(), recent_.end(), nullptr);
   forward_uses_.clear();
   Advance();
 
@@ -580,7 +629,7 @@ absl::Status Parser::ParseSizes(Kernel& kernel) {
     if (!tok().is(Tok::kValueName)) return Unexpected("a size name");
     ValueDefinition* slot = nullptr;
     KIR_RETURN_IF_ERROR(ReserveName(tok(), &slot));
-    slot->value = kernel.AddSize(std::string(tok().ValueName()), Loc(tok()));
+    Define(slot, kernel.AddSize(std::string(tok().ValueName()), Loc(tok())));
     Advance();
   } while (Consume(Tok::kComma));
   return Expect(Tok::kRParen, "',' or ')'");
@@ -634,8 +683,8 @@ absl::Status Parser::ParseParam(Kernel& kernel) {
     KIR_RETURN_IF_ERROR(LookupValue(tok(), &tensor));
     const Param* covered = kernel.FindParam(tensor);
     if (covered == nullptr || covered->kind != Param::Kind::kTensor) {
-      return ErrorAt(tok()) << tok().text
-                            << " is not a global tensor parameter";
+      return ErrorAt(tok())
+             << tok().text << " is not a global tensor parameter";
     }
     param.tensor = tensor;
     Advance();
@@ -649,9 +698,9 @@ absl::Status Parser::ParseParam(Kernel& kernel) {
     return Unexpected(
         "a parameter type ('global', 'tensormap' or a scalar type)");
   }
-  Param& added = kernel.AddParam(std::string(name.ValueName()),
-                                 std::move(type), std::move(param), Loc(name));
-  slot->value = added.value;
+  Param& added = kernel.AddParam(std::string(name.ValueName()), std::move(type),
+                                 std::move(param), Loc(name));
+  Define(slot, added.value);
   return absl::OkStatus();
 }
 
@@ -685,7 +734,8 @@ absl::Status Parser::ParseTensorAttrs(int rank, Param& param) {
     KIR_RETURN_IF_ERROR(Expect(Tok::kEqual, "'='"));
     if (name.text == "layout") {
       if (seen_strides) {
-        return ErrorAt(name) << "a tensor takes 'layout' or 'strides', not both";
+        return ErrorAt(name)
+               << "a tensor takes 'layout' or 'strides', not both";
       }
       if (tok().IsIdentifier("row_major")) {
         param.layout = TensorLayout::kRowMajor;
@@ -697,7 +747,8 @@ absl::Status Parser::ParseTensorAttrs(int rank, Param& param) {
       Advance();
     } else if (name.text == "strides") {
       if (seen_layout) {
-        return ErrorAt(name) << "a tensor takes 'layout' or 'strides', not both";
+        return ErrorAt(name)
+               << "a tensor takes 'layout' or 'strides', not both";
       }
       Token open = tok();
       KIR_RETURN_IF_ERROR(Expect(Tok::kLBracket, "'[' and the strides"));
@@ -705,15 +756,15 @@ absl::Status Parser::ParseTensorAttrs(int rank, Param& param) {
       KIR_RETURN_IF_ERROR(ParseIndexExprList(&strides));
       KIR_RETURN_IF_ERROR(Expect(Tok::kRBracket, "',' or ']'"));
       if (static_cast<int>(strides.size()) != rank) {
-        return ErrorAt(open) << "a rank-" << rank << " tensor takes "
-                             << Plural(rank, "stride") << ", got "
-                             << strides.size();
+        return ErrorAt(open)
+               << "a rank-" << rank << " tensor takes "
+               << Plural(rank, "stride") << ", got " << strides.size();
       }
       param.layout = TensorLayout::kStrided;
       param.strides = std::move(strides);
     } else {
-      KIR_RETURN_IF_ERROR(ParseIntInRange(1, int64_t{1} << 30, &param.align,
-                                          "alignment"));
+      KIR_RETURN_IF_ERROR(
+          ParseIntInRange(1, int64_t{1} << 30, &param.align, "alignment"));
     }
   } while (Consume(Tok::kComma));
   return Expect(Tok::kRBrace, "',' or '}'");
@@ -768,12 +819,12 @@ absl::Status Parser::ParseMapAttrs(Param& param) {
   return Expect(Tok::kRBrace, "',' or '}'");
 }
 
-// launch ::= ('grid' | 'block' | 'cluster') '(' index-expr (',' index-expr)* ')'
-absl::Status Parser::ParseLaunch(Kernel& kernel, bool seen[3],
-                                 Token first[3]) {
+// launch ::= ('grid' | 'block' | 'cluster') '(' index-expr (',' index-expr)*
+// ')'
+absl::Status Parser::ParseLaunch(Kernel& kernel, bool seen[3], Token first[3]) {
   Token name = tok();
-  int which = name.text == "grid"    ? 0
-              : name.text == "block" ? 1
+  int which = name.text == "grid"      ? 0
+              : name.text == "block"   ? 1
               : name.text == "cluster" ? 2
                                        : -1;
   if (which < 0) {
@@ -787,13 +838,14 @@ absl::Status Parser::ParseLaunch(Kernel& kernel, bool seen[3],
   first[which] = name;
   Advance();
   KIR_RETURN_IF_ERROR(Expect(Tok::kLParen));
-  Dim3& dims = which == 0 ? kernel.grid : which == 1 ? kernel.block
-                                                     : kernel.cluster;
+  Dim3& dims = which == 0   ? kernel.grid
+               : which == 1 ? kernel.block
+                            : kernel.cluster;
   int count = 0;
   do {
     if (count == 3) {
-      return ErrorAt(tok()) << "'" << name.text
-                            << "' takes at most 3 dimensions (x, y, z)";
+      return ErrorAt(tok())
+             << "'" << name.text << "' takes at most 3 dimensions (x, y, z)";
     }
     KIR_RETURN_IF_ERROR(ParseIndexExpr(&dims[count]));
     ++count;
@@ -825,8 +877,7 @@ absl::Status Parser::ParseIndexExprList(std::vector<IndexExpr>* exprs) {
 }
 
 absl::Status Parser::MakeBinary(IndexExpr::Kind kind, const Token& op,
-                                IndexExpr lhs, IndexExpr rhs,
-                                IndexExpr* expr) {
+                                IndexExpr lhs, IndexExpr rhs, IndexExpr* expr) {
   if (++expr_operators_ > kMaxIndexExprOperators) {
     return ErrorAt(op) << "index expression has more than "
                        << kMaxIndexExprOperators << " operators";
@@ -853,10 +904,9 @@ absl::Status Parser::ParseIndexExpr(IndexExpr* expr) {
     Advance();
     IndexExpr rhs;
     KIR_RETURN_IF_ERROR(ParseTerm(&rhs));
-    KIR_RETURN_IF_ERROR(MakeBinary(op.is(Tok::kPlus)
-                                       ? IndexExpr::Kind::kAdd
-                                       : IndexExpr::Kind::kSub,
-                                   op, std::move(*expr), std::move(rhs), expr));
+    KIR_RETURN_IF_ERROR(MakeBinary(
+        op.is(Tok::kPlus) ? IndexExpr::Kind::kAdd : IndexExpr::Kind::kSub, op,
+        std::move(*expr), std::move(rhs), expr));
   }
   return absl::OkStatus();
 }
@@ -872,7 +922,7 @@ absl::Status Parser::ParseTerm(IndexExpr* expr) {
     KIR_RETURN_IF_ERROR(ParseAtom(&rhs));
     IndexExpr::Kind kind = op.is(Tok::kStar)    ? IndexExpr::Kind::kMul
                            : op.is(Tok::kSlash) ? IndexExpr::Kind::kDiv
-                                                      : IndexExpr::Kind::kMod;
+                                                : IndexExpr::Kind::kMod;
     KIR_RETURN_IF_ERROR(
         MakeBinary(kind, op, std::move(*expr), std::move(rhs), expr));
   }
@@ -1103,7 +1153,8 @@ absl::Status Parser::ParseOp(Region& region) {
     case OpKind::kSplitK:
       KIR_RETURN_IF_ERROR(CheckResultNames(info, start, names_));
       break;
-    default: break;
+    default:
+      break;
   }
   switch (info.kind) {
     case OpKind::kFor:
@@ -1140,8 +1191,7 @@ absl::Status Parser::CheckResultNames(const OpInfo& info, const Token& start,
                           << ", but no result name is given";
   }
   if (expected == 0) {
-    return ErrorAt(names[0]) << "'" << info.mnemonic
-                             << "' has no results, but "
+    return ErrorAt(names[0]) << "'" << info.mnemonic << "' has no results, but "
                              << Plural(given, "result name")
                              << (given == 1 ? " is" : " are") << " given";
   }
@@ -1152,14 +1202,14 @@ absl::Status Parser::CheckResultNames(const OpInfo& info, const Token& start,
 }
 
 // The `: type, ...` list of result types, `num_results` of them.
-absl::Status Parser::ParseResultTypes(const OpInfo& info,
-                                      const Token& mnemonic, int num_results,
+absl::Status Parser::ParseResultTypes(const OpInfo& info, const Token& mnemonic,
+                                      int num_results,
                                       std::vector<Type>* types) {
   if (!tok().is(Tok::kColon)) {
     if (num_results == 0) return absl::OkStatus();
     return Unexpected(absl::StrCat("':' and the result ",
-                                   num_results == 1 ? "type" : "types",
-                                   " of '", info.mnemonic, "'"));
+                                   num_results == 1 ? "type" : "types", " of '",
+                                   info.mnemonic, "'"));
   }
   const Token colon = tok();
   if (num_results == 0) {
@@ -1189,8 +1239,7 @@ Op* Parser::CreateOp(Region& region, OpKind kind, const Token& start,
                      const std::vector<Token>& names,
                      const std::vector<Type>& types,
                      std::vector<Operand> operands,
-                     std::vector<ParsedAttr>& attrs,
-                     size_t first_forward_use) {
+                     std::vector<ParsedAttr>& attrs, size_t first_forward_use) {
   result_names_.resize(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
     absl::string_view name = names[i].ValueName();
@@ -1205,7 +1254,7 @@ Op* Parser::CreateOp(Region& region, OpKind kind, const Token& start,
   for (int i = 0; i < op->num_results(); ++i) {
     // The parser checked that the name is free, so it is kept as written.
     KIR_CHECK(op->result(i)->name() == names[i].ValueName());
-    slots_[i]->value = op->result(i);
+    Define(slots_[i], op->result(i));
   }
   for (size_t i = first_forward_use; i < forward_uses_.size(); ++i) {
     forward_uses_[i].op = op;
@@ -1216,12 +1265,12 @@ Op* Parser::CreateOp(Region& region, OpKind kind, const Token& start,
 InFlightDiagnostic Parser::MissingOperand(const OpInfo& info,
                                           const Token& mnemonic, int index,
                                           OperandSlot slot) const {
-  InFlightDiagnostic diagnostic = Unexpected(absl::StrCat(
-      "operand #", index + 1, " of '", info.mnemonic, "' (", SlotName(slot),
-      ")"));
+  InFlightDiagnostic diagnostic =
+      Unexpected(absl::StrCat("operand #", index + 1, " of '", info.mnemonic,
+                              "' (", SlotName(slot), ")"));
   diagnostic.Note(Loc(mnemonic),
-                  absl::StrCat("'", info.mnemonic, "' takes operands: ",
-                               DescribeSlots(info)));
+                  absl::StrCat("'", info.mnemonic,
+                               "' takes operands: ", DescribeSlots(info)));
   return diagnostic;
 }
 
@@ -1236,16 +1285,13 @@ absl::Status Parser::ParseOperand(const OpInfo& info, const Token& mnemonic,
   }
   const Token name = tok();
   Advance();
-  auto it = values_.find(name.ValueName());
-  Value* value = it == values_.end() || it->second.kernel != kernel_index_
-                     ? nullptr
-                     : it->second.value;
+  Value* value = FindValue(name.ValueName());
   if (slot == OperandSlot::kRef) {
     if (!tok().is(Tok::kLBracket)) {
-      return ErrorAt(name).Note(Loc(mnemonic),
-                                absl::StrCat("'", info.mnemonic,
-                                             "' takes operands: ",
-                                             DescribeSlots(info)))
+      return ErrorAt(name).Note(
+                 Loc(mnemonic),
+                 absl::StrCat("'", info.mnemonic,
+                              "' takes operands: ", DescribeSlots(info)))
              << "operand #" << index + 1 << " of '" << info.mnemonic
              << "' must be a buffer reference `" << name.text << "[...]`";
     }
@@ -1271,9 +1317,9 @@ absl::Status Parser::ParseOperand(const OpInfo& info, const Token& mnemonic,
   }
   if (tok().is(Tok::kAt)) {
     if (slot == OperandSlot::kBuffer) {
-      return ErrorAt(tok()) << "operand #" << index + 1 << " of '"
-                            << info.mnemonic
-                            << "' is a buffer; only tokens take '@N'";
+      return ErrorAt(tok())
+             << "operand #" << index + 1 << " of '" << info.mnemonic
+             << "' is a buffer; only tokens take '@N'";
     }
     Advance();
     int64_t distance = 0;
@@ -1320,13 +1366,12 @@ absl::Status Parser::ParseOperands(const OpInfo& info, const Token& mnemonic,
     }
   }
   if (tok().is(Tok::kComma)) {
-    return ErrorAt(tok()).Note(Loc(mnemonic),
-                               num_slots == 0
-                                   ? absl::StrCat("'", info.mnemonic,
-                                                  "' takes no operands")
-                                   : absl::StrCat("'", info.mnemonic,
-                                                  "' takes operands: ",
-                                                  DescribeSlots(info)))
+    return ErrorAt(tok()).Note(
+               Loc(mnemonic),
+               num_slots == 0
+                   ? absl::StrCat("'", info.mnemonic, "' takes no operands")
+                   : absl::StrCat("'", info.mnemonic,
+                                  "' takes operands: ", DescribeSlots(info)))
            << "too many operands for '" << info.mnemonic << "'";
   }
   return absl::OkStatus();
@@ -1334,8 +1379,9 @@ absl::Status Parser::ParseOperands(const OpInfo& info, const Token& mnemonic,
 
 // What an attribute's value should look like, for "expected ..." errors.
 std::string DescribeAttrValue(const OpInfo& info, const AttrSpec& spec) {
-  std::string what = absl::StrCat("the '", spec.name, "' attribute of '",
-                                  info.mnemonic, "' (", AttrKindName(spec.kind));
+  std::string what =
+      absl::StrCat("the '", spec.name, "' attribute of '", info.mnemonic, "' (",
+                   AttrKindName(spec.kind));
   if (spec.kind == AttrKind::kEnum) {
     absl::StrAppend(&what, ": ", absl::StrJoin(spec.enum_values, ", "));
   }
@@ -1455,9 +1501,9 @@ absl::Status Parser::ParseAttrDict(const OpInfo& info,
     }
     for (absl::string_view custom_name : custom) {
       if (custom_name == spec->name) {
-        return ErrorAt(name) << "attribute '" << spec->name << "' of '"
-                             << info.mnemonic
-                             << "' is part of its syntax, not of the braces";
+        return ErrorAt(name)
+               << "attribute '" << spec->name << "' of '" << info.mnemonic
+               << "' is part of its syntax, not of the braces";
       }
     }
     if (spec->positional) {
@@ -1478,15 +1524,15 @@ absl::Status Parser::ParseAttrDict(const OpInfo& info,
     attr.name = name;
     if (spec->kind == AttrKind::kFlag) {
       if (tok().is(Tok::kEqual)) {
-        return ErrorAt(tok()) << "flag '" << spec->name
-                              << "' takes no value; write just '"
-                              << spec->name << "' to set it";
+        return ErrorAt(tok())
+               << "flag '" << spec->name << "' takes no value; write just '"
+               << spec->name << "' to set it";
       }
       attr.value = Attribute::Flag(true);
     } else {
       if (!Consume(Tok::kEqual)) {
-        return Unexpected(absl::StrCat("'=' and a value for attribute '",
-                                       spec->name, "'"));
+        return Unexpected(
+            absl::StrCat("'=' and a value for attribute '", spec->name, "'"));
       }
       KIR_RETURN_IF_ERROR(ParseAttrValue(info, *spec, &attr.value));
     }
@@ -1503,10 +1549,10 @@ absl::Status Parser::CheckRequiredAttrs(const OpInfo& info,
     bool given = false;
     for (const ParsedAttr& attr : attrs) given |= attr.spec == &spec;
     if (!given) {
-      return ErrorAt(mnemonic).Note(Loc(mnemonic),
-                                    absl::StrCat("'", info.mnemonic,
-                                                 "' takes attributes: ",
-                                                 DescribeAttrs(info)))
+      return ErrorAt(mnemonic).Note(
+                 Loc(mnemonic),
+                 absl::StrCat("'", info.mnemonic,
+                              "' takes attributes: ", DescribeAttrs(info)))
              << "'" << info.mnemonic << "' requires attribute '" << spec.name
              << "'";
     }
@@ -1533,7 +1579,8 @@ absl::Status Parser::ParseGenericOp(Region& region, const Token& start,
   const size_t first_forward_use = forward_uses_.size();
   std::vector<Operand> operands;
   KIR_RETURN_IF_ERROR(ParseOperands(info, mnemonic, &operands));
-  if (tok().is(Tok::kLBrace)) KIR_RETURN_IF_ERROR(ParseAttrDict(info, {}, &attrs_));
+  if (tok().is(Tok::kLBrace))
+    KIR_RETURN_IF_ERROR(ParseAttrDict(info, {}, &attrs_));
   KIR_RETURN_IF_ERROR(CheckRequiredAttrs(info, mnemonic, attrs_));
   types_.clear();
   KIR_RETURN_IF_ERROR(ParseResultTypes(
@@ -1550,8 +1597,7 @@ absl::Status Parser::ParseGenericOp(Region& region, const Token& start,
 }
 
 // for-op ::= 'for' value '=' value 'to' value 'step' value attr-dict? region
-absl::Status Parser::ParseFor(Region& region, const Token& start,
-                              Op** result) {
+absl::Status Parser::ParseFor(Region& region, const Token& start, Op** result) {
   const OpInfo& info = GetOpInfo(OpKind::kFor);
   if (!tok().is(Tok::kValueName)) return Unexpected("the induction variable");
   const Token induction = tok();
@@ -1573,7 +1619,7 @@ absl::Status Parser::ParseFor(Region& region, const Token& start,
   Region& body = kernel_->AddRegion(*op, {Type::Scalar(DType::kIndex)},
                                     {std::string(induction.ValueName())});
   KIR_CHECK(body.argument(0)->name() == induction.ValueName());
-  slot->value = body.argument(0);
+  Define(slot, body.argument(0));
   *result = op;
   return ParseRegion(body);
 }
@@ -1638,8 +1684,8 @@ absl::Status Parser::ParseSplitK(Region& region, const Token& start,
     KIR_RETURN_IF_ERROR(ParseAttrDict(info, {}, &attrs));
   }
   KIR_RETURN_IF_ERROR(ExpectIdentifier("body"));
-  Op* op = CreateOp(region, OpKind::kSplitK, start, {}, {},
-                    std::move(operands), attrs, first_forward_use);
+  Op* op = CreateOp(region, OpKind::kSplitK, start, {}, {}, std::move(operands),
+                    attrs, first_forward_use);
   kernel_->AddRegion(*op);
   kernel_->AddRegion(*op);
   *result = op;
@@ -1695,8 +1741,8 @@ absl::Status Parser::ParsePtx(Region& region, const Token& start,
     KIR_RETURN_IF_ERROR(ParseAttrDict(info, kCustom, &attrs));
   }
   std::vector<Type> types;
-  KIR_RETURN_IF_ERROR(ParseResultTypes(info, mnemonic,
-                                       static_cast<int>(names.size()), &types));
+  KIR_RETURN_IF_ERROR(
+      ParseResultTypes(info, mnemonic, static_cast<int>(names.size()), &types));
   *result = CreateOp(region, OpKind::kPtx, start, names, types,
                      std::move(operands), attrs, forward_uses_.size());
   return absl::OkStatus();
@@ -1711,7 +1757,8 @@ absl::Status Parser::ParseProvenance(Op& op) {
   KIR_RETURN_IF_ERROR(ExpectIdentifier("inserted"));
   Provenance provenance;
   const Token pass = tok();
-  KIR_RETURN_IF_ERROR(ParseString(&provenance.pass, "the pass name as a string"));
+  KIR_RETURN_IF_ERROR(
+      ParseString(&provenance.pass, "the pass name as a string"));
   if (provenance.pass.empty()) {
     return ErrorAt(pass) << "the pass name must not be empty";
   }

@@ -71,13 +71,12 @@ TEST(LexerTest, NumbersStringsAndPunctuation) {
     kinds.push_back(t.kind);
     texts.emplace_back(t.text);
   }
-  EXPECT_EQ(kinds, (std::vector<Tok>{Tok::kInteger, Tok::kMinus, Tok::kFloat,
-                                     Tok::kFloat, Tok::kInteger, Tok::kString,
-                                     Tok::kPercent, Tok::kInteger,
-                                     Tok::kIdentifier}));
-  EXPECT_EQ(texts, (std::vector<std::string>{"0x1F", "-", "2.5e3", "1e+2",
-                                             "7", "\"a\\\"b\"", "%", "4",
-                                             "xf32"}));
+  EXPECT_EQ(kinds,
+            (std::vector<Tok>{Tok::kInteger, Tok::kMinus, Tok::kFloat,
+                              Tok::kFloat, Tok::kInteger, Tok::kString,
+                              Tok::kPercent, Tok::kInteger, Tok::kIdentifier}));
+  EXPECT_EQ(texts, (std::vector<std::string>{"0x1F", "-", "2.5e3", "1e+2", "7",
+                                             "\"a\\\"b\"", "%", "4", "xf32"}));
 }
 
 TEST(ParserTest, EmptyInputIsAnEmptyModule) {
@@ -193,6 +192,22 @@ kernel @k() {
   EXPECT_EQ(body.op(3).result()->name(), "acc_2");
 }
 
+TEST(ParserTest, NamesAreScopedToTheirKernel) {
+  // The same names in two kernels are distinct values.
+  std::unique_ptr<Module> module = MustParse(
+      "kernel @a(%x: f32) { %y = neg %x : f32 }\n"
+      "kernel @b(%x: f32) { %y = abs %x : f32 }");
+  ASSERT_EQ(module->kernels.size(), 2u);
+  EXPECT_EQ(module->kernels[1]->body().op(0).operand(0).value,
+            module->kernels[1]->params()[0].value);
+  // A value of an earlier kernel is not visible in a later one.
+  EXPECT_EQ(ParseError("kernel @a() { %y = const 1 : i32 }\n"
+                       "kernel @b() { %z = neg %y : i32 }"),
+            "t.kir:2:24: error: use of undefined value %y\n"
+            "kernel @b() { %z = neg %y : i32 }\n"
+            "                       ^");
+}
+
 TEST(ParserTest, StructuredOpsAndRegions) {
   std::unique_ptr<Module> module = MustParse(R"(
 kernel @k(%out: global f32[8]) block(256) {
@@ -290,8 +305,8 @@ TEST(ParserTest, LocationsPointAtTheSource) {
 }
 
 TEST(ParserTest, StringEscapes) {
-  std::unique_ptr<Module> module = MustParse(
-      "kernel @k() { ptx \"a\\\"b\\\\c\\nd\\te\" () }");
+  std::unique_ptr<Module> module =
+      MustParse("kernel @k() { ptx \"a\\\"b\\\\c\\nd\\te\" () }");
   EXPECT_EQ(module->kernels[0]->body().op(0).GetString("text"),
             "a\"b\\c\nd\te");
 }
@@ -321,8 +336,7 @@ kernel @k() {
 }
 
 TEST(ParserTest, SampleFileCoversEveryOpKind) {
-  const std::string path =
-      std::string(KIR_TESTDATA_DIR) + "/parser/ops.kir";
+  const std::string path = std::string(KIR_TESTDATA_DIR) + "/parser/ops.kir";
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -334,8 +348,8 @@ TEST(ParserTest, SampleFileCoversEveryOpKind) {
   }
   for (int i = 0; i < kNumOpKinds; ++i) {
     EXPECT_TRUE(kinds.count(static_cast<OpKind>(i)))
-        << "testdata/parser/ops.kir lacks '"
-        << Mnemonic(static_cast<OpKind>(i)) << "'";
+        << "testdata/parser/ops.kir lacks '" << Mnemonic(static_cast<OpKind>(i))
+        << "'";
   }
 }
 
@@ -448,8 +462,7 @@ const ErrorCase kErrorCases[] = {
      "found 'x'"},
     {"kernel @k() { role @p warps[0, 4] { } }",
      "1:33: error: expected ')' (warp ranges are half-open), found ']'"},
-    {"kernel @k() {} kernel @k() {}",
-     "1:16: error: redefinition of kernel @k"},
+    {"kernel @k() {} kernel @k() {}", "1:16: error: redefinition of kernel @k"},
     {"kernel @k() { wgmma.fence loc(inserted \"\" for 1:2) }",
      "1:40: error: the pass name must not be empty"},
     {"kernel @k() { %c = const 1 : index\n  barrier.block, %c }",
@@ -601,9 +614,14 @@ TEST(ParserRobustnessTest, TruncationsAndMutationsNeverCrash) {
     for (int edit = 0; edit < 4; ++edit) {
       size_t at = random() % mutated.size();
       switch (random() % 3) {
-        case 0: mutated[at] = kBytes[random() % (sizeof(kBytes) - 1)]; break;
-        case 1: mutated.erase(at, random() % 8); break;
-        default: mutated.insert(at, 1, static_cast<char>(random() % 256));
+        case 0:
+          mutated[at] = kBytes[random() % (sizeof(kBytes) - 1)];
+          break;
+        case 1:
+          mutated.erase(at, random() % 8);
+          break;
+        default:
+          mutated.insert(at, 1, static_cast<char>(random() % 256));
       }
       if (mutated.empty()) mutated = "x";
     }

@@ -33,48 +33,48 @@ std::unique_ptr<Module> BuildAllOps() {
   Value* n = kernel.AddSize("N");
   Param tensor;
   tensor.kind = Param::Kind::kTensor;
-  Value* x = kernel
-                 .AddParam("x",
-                           Type::Buffer(MemorySpace::kGlobal, DType::kBF16,
-                                        {IndexExpr::Size(m),
-                                         IndexExpr::Size(n)}),
-                           tensor)
-                 .value;
+  Value* x =
+      kernel
+          .AddParam("x",
+                    Type::Buffer(MemorySpace::kGlobal, DType::kBF16,
+                                 {IndexExpr::Size(m), IndexExpr::Size(n)}),
+                    tensor)
+          .value;
   Param strided;
   strided.kind = Param::Kind::kTensor;
   strided.layout = TensorLayout::kStrided;
   strided.strides = {IndexExpr::Constant(1), IndexExpr::Size(m)};
   strided.align = 128;
-  Value* out = kernel
-                   .AddParam("out",
-                             Type::Buffer(MemorySpace::kGlobal, DType::kF32,
-                                          {IndexExpr::Size(m),
-                                           IndexExpr::Size(n)}),
-                             strided)
-                   .value;
+  Value* out =
+      kernel
+          .AddParam("out",
+                    Type::Buffer(MemorySpace::kGlobal, DType::kF32,
+                                 {IndexExpr::Size(m), IndexExpr::Size(n)}),
+                    strided)
+          .value;
   Param map;
   map.kind = Param::Kind::kTensorMap;
   map.tensor = x;
   map.swizzle = 128;
   map.oob = OobFill::kNan;
-  Value* tm = kernel.AddParam("tm", Type::TensorMap(DType::kBF16, {64, 64}), map)
-                  .value;
+  Value* tm =
+      kernel.AddParam("tm", Type::TensorMap(DType::kBF16, {64, 64}), map).value;
   Param col;
   col.kind = Param::Kind::kTensor;
   col.layout = TensorLayout::kColumnMajor;
-  Value* sem = kernel
-                   .AddParam("sem",
-                             Type::Buffer(MemorySpace::kGlobal, DType::kI32,
-                                          {IndexExpr::Binary(
-                                              IndexExpr::Kind::kCeilDiv,
-                                              IndexExpr::Size(m),
-                                              IndexExpr::Constant(128))}),
-                             col)
-                   .value;
+  Value* sem =
+      kernel
+          .AddParam("sem",
+                    Type::Buffer(MemorySpace::kGlobal, DType::kI32,
+                                 {IndexExpr::Binary(IndexExpr::Kind::kCeilDiv,
+                                                    IndexExpr::Size(m),
+                                                    IndexExpr::Constant(128))}),
+                    col)
+          .value;
   Param scalar;
   Value* alpha = kernel.AddParam("alpha", Scalar(DType::kF32), scalar).value;
-  kernel.grid.x = IndexExpr::Binary(IndexExpr::Kind::kCeilDiv,
-                                    IndexExpr::Size(n), IndexExpr::Constant(64));
+  kernel.grid.x = IndexExpr::Binary(
+      IndexExpr::Kind::kCeilDiv, IndexExpr::Size(n), IndexExpr::Constant(64));
   kernel.grid.z = IndexExpr::Constant(4);
   kernel.block.x = IndexExpr::Constant(384);
   kernel.cluster.x = IndexExpr::Constant(2);
@@ -85,8 +85,9 @@ std::unique_ptr<Module> BuildAllOps() {
   const Type f32 = Scalar(DType::kF32);
   auto one = [&](OpKind kind, std::vector<Operand> operands, AttrList attrs,
                  Type type, std::string name) {
-    return b.Create(kind, std::move(operands), std::move(attrs), {type},
-                    {std::move(name)})
+    return b
+        .Create(kind, std::move(operands), std::move(attrs), {type},
+                {std::move(name)})
         ->result();
   };
   auto none = [&](OpKind kind, std::vector<Operand> operands,
@@ -117,8 +118,7 @@ std::unique_ptr<Module> BuildAllOps() {
   b.FloatConstant(-1e300, DType::kF32, "huge");
   b.FloatConstant(-0.0, DType::kF32, "negzero");
   b.FloatConstant(std::numeric_limits<double>::infinity(), DType::kF32, "inf");
-  b.FloatConstant(std::numeric_limits<double>::quiet_NaN(), DType::kF32,
-                  "nan");
+  b.FloatConstant(std::numeric_limits<double>::quiet_NaN(), DType::kF32, "nan");
   b.FloatConstant(100.0, DType::kF32, "hundred");
   b.FloatConstant(5e-324, DType::kF32, "denormal");
   for (OpKind kind : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv,
@@ -137,33 +137,33 @@ std::unique_ptr<Module> BuildAllOps() {
   Value* p = b.Compare("lt", tid, c64);
   one(OpKind::kSelect, {Use(p), Use(half), Use(fma)}, {}, f32, "sel");
   one(OpKind::kCast, {Use(rank)}, {}, f32, "cast");
-  Value* vec = one(OpKind::kVecFrom, {Use(half), Use(third), Use(fma), Use(fma)},
-                   {}, Type::Vector(DType::kF32, 4), "vec");
+  Value* vec =
+      one(OpKind::kVecFrom, {Use(half), Use(third), Use(fma), Use(fma)}, {},
+          Type::Vector(DType::kF32, 4), "vec");
   one(OpKind::kVecExtract, {Use(vec)}, {{"lane", Attribute::Int(3)}}, f32,
       "lane3");
 
   // Allocations.
-  Value* smem =
-      one(OpKind::kAllocShared, {},
-          {{"align", Attribute::Int(128)},
-           {"swizzle", Attribute::Int(128)},
-           {"pad", Attribute::Int(0)},  // the default: not printed
-           {"offset", Attribute::Int(1024)}},
-          Shared(DType::kBF16, {64, 64}), "smem");
-  Value* acc = one(OpKind::kAllocShared, {}, {}, Shared(DType::kF32, {64, 64}),
-                   "acc");
+  Value* smem = one(OpKind::kAllocShared, {},
+                    {{"align", Attribute::Int(128)},
+                     {"swizzle", Attribute::Int(128)},
+                     {"pad", Attribute::Int(0)},  // the default: not printed
+                     {"offset", Attribute::Int(1024)}},
+                    Shared(DType::kBF16, {64, 64}), "smem");
+  Value* acc =
+      one(OpKind::kAllocShared, {}, {}, Shared(DType::kF32, {64, 64}), "acc");
   Value* bar = one(OpKind::kAllocShared, {}, {{"align", Attribute::Int(8)}},
                    Shared(DType::kMbarrier, {2}), "bar");
   Value* regs = one(OpKind::kAllocReg, {}, {},
                     Type::Buffer(MemorySpace::kRegister, DType::kF32,
                                  {IndexExpr::Constant(32)}),
                     "regs");
-  Value* ws = one(OpKind::kAllocWorkspace, {}, {{"align", Attribute::Int(256)}},
-                  Type::Buffer(MemorySpace::kGlobal, DType::kF32,
-                               {IndexExpr::Binary(IndexExpr::Kind::kMul,
-                                                  IndexExpr::Size(m),
-                                                  IndexExpr::Size(n))}),
-                  "ws");
+  Value* ws = one(
+      OpKind::kAllocWorkspace, {}, {{"align", Attribute::Int(256)}},
+      Type::Buffer(MemorySpace::kGlobal, DType::kF32,
+                   {IndexExpr::Binary(IndexExpr::Kind::kMul, IndexExpr::Size(m),
+                                      IndexExpr::Size(n))}),
+      "ws");
 
   // Memory.
   Value* v = one(OpKind::kLoad, {Ref(regs, {c0})}, {}, f32, "v");
@@ -173,13 +173,14 @@ std::unique_ptr<Module> BuildAllOps() {
   Value* cp = one(OpKind::kCpAsyncCommit, {}, {},
                   Type::Token(TokenKind::kCpAsync), "cp");
   none(OpKind::kCpAsyncWait, {Use(cp)});
-  Value* frag = one(OpKind::kLdmatrix, {Ref(smem, {tid, c0})},
-                    {{"count", Attribute::Int(2)}, {"trans", Attribute::Flag(true)}},
-                    Type::Vector(DType::kI32, 2), "frag");
+  Value* frag =
+      one(OpKind::kLdmatrix, {Ref(smem, {tid, c0})},
+          {{"count", Attribute::Int(2)}, {"trans", Attribute::Flag(true)}},
+          Type::Vector(DType::kI32, 2), "frag");
   none(OpKind::kStmatrix, {Ref(smem, {tid, c0}), Use(frag)},
        {{"trans", Attribute::Flag(false)}});
-  none(OpKind::kTmaLoad, {Ref(smem, {c0, c0}), Ref(tm, {c0, c64}),
-                          Ref(bar, {c0})},
+  none(OpKind::kTmaLoad,
+       {Ref(smem, {c0, c0}), Ref(tm, {c0, c64}), Ref(bar, {c0})},
        {{"multicast", Attribute::Int(3)}});
   none(OpKind::kTmaStore, {Ref(tm, {c0, c0}), Ref(smem, {c0, c0})});
   none(OpKind::kTmaReduce, {Ref(tm, {c0, c0}), Ref(acc, {c0, c0})},
@@ -189,19 +190,20 @@ std::unique_ptr<Module> BuildAllOps() {
        {{"bytes", Attribute::Int(256)}});
   none(OpKind::kBulkStore, {Ref(ws, {c0}), Ref(acc, {c0, c0})},
        {{"bytes", Attribute::Int(256)}});
-  Value* bulk = one(OpKind::kBulkCommit, {}, {}, Type::Token(TokenKind::kBulk),
-                    "bulk");
+  Value* bulk =
+      one(OpKind::kBulkCommit, {}, {}, Type::Token(TokenKind::kBulk), "bulk");
   none(OpKind::kBulkWait, {Use(bulk)}, {{"read", Attribute::Flag(true)}});
 
   // Warpgroup MMA.
   none(OpKind::kWgmmaFence, {});
-  none(OpKind::kWgmma, {Ref(regs, {c0}), Ref(smem, {c0, c0}), Ref(smem, {c0, c0})},
+  none(OpKind::kWgmma,
+       {Ref(regs, {c0}), Ref(smem, {c0, c0}), Ref(smem, {c0, c0})},
        {{"n", Attribute::Int(64)},
         {"a_major", Attribute::Enum("m")},
         {"b_major", Attribute::Enum("k")},
         {"zero_init", Attribute::Flag(true)}});
-  Value* mma = one(OpKind::kWgmmaCommit, {}, {},
-                   Type::Token(TokenKind::kWgmma), "mma");
+  Value* mma =
+      one(OpKind::kWgmmaCommit, {}, {}, Type::Token(TokenKind::kWgmma), "mma");
   none(OpKind::kWgmmaWait, {Use(mma)});
 
   // Synchronization.
@@ -212,7 +214,8 @@ std::unique_ptr<Module> BuildAllOps() {
        {{"id", Attribute::Int(2)}, {"threads", Attribute::Int(128)}});
   none(OpKind::kClusterArrive, {}, {{"relaxed", Attribute::Flag(true)}});
   none(OpKind::kClusterWait, {});
-  none(OpKind::kFenceProxyAsync, {}, {{"space", Attribute::Enum("shared_cta")}});
+  none(OpKind::kFenceProxyAsync, {},
+       {{"space", Attribute::Enum("shared_cta")}});
   none(OpKind::kFenceAcqRel, {}, {{"scope", Attribute::Enum("gpu")}});
   none(OpKind::kFenceMbarrierInit, {});
   none(OpKind::kMbarrierInit, {Ref(bar, {c0})}, {{"count", Attribute::Int(1)}});
@@ -222,9 +225,10 @@ std::unique_ptr<Module> BuildAllOps() {
   Value* phase = b.Constant(0, DType::kI32, "phase");
   none(OpKind::kMbarrierWait, {Ref(bar, {c0}), Use(phase)});
   none(OpKind::kMbarrierInval, {Ref(bar, {c1})});
-  Value* elected = one(OpKind::kElectSync, {}, {}, Scalar(DType::kI1), "elected");
-  one(OpKind::kShflSync, {Use(v), Use(lane)}, {{"mode", Attribute::Enum("bfly")}},
-      f32, "shfl");
+  Value* elected =
+      one(OpKind::kElectSync, {}, {}, Scalar(DType::kI1), "elected");
+  one(OpKind::kShflSync, {Use(v), Use(lane)},
+      {{"mode", Attribute::Enum("bfly")}}, f32, "shfl");
   none(OpKind::kSetMaxNReg, {},
        {{"action", Attribute::Enum("inc")}, {"regs", Attribute::Int(240)}});
   none(OpKind::kSemWait, {Ref(sem, {c0}), Use(rank)},
@@ -273,8 +277,9 @@ std::unique_ptr<Module> BuildAllOps() {
   {
     OpBuilder body(role->region(0));
     body.set_provenance(Provenance{"warp-specialize", {}});
-    body.Create(OpKind::kSetMaxNReg, {},
-                {{"action", Attribute::Enum("dec")}, {"regs", Attribute::Int(40)}});
+    body.Create(
+        OpKind::kSetMaxNReg, {},
+        {{"action", Attribute::Enum("dec")}, {"regs", Attribute::Int(40)}});
   }
   Op* split = b.SplitK(acc, "y", "max");
   OpBuilder(split->region(0)).Create(OpKind::kWgmmaFence, {});
@@ -296,7 +301,8 @@ std::unique_ptr<Module> BuildAllOps() {
 TEST(AllOpsTest, EveryKindIsBuiltPrintedAndParsedBack) {
   std::unique_ptr<Module> built = BuildAllOps();
   std::set<OpKind> kinds;
-  Walk(built->kernels[0]->body(), [&](const Op& op) { kinds.insert(op.kind()); });
+  Walk(built->kernels[0]->body(),
+       [&](const Op& op) { kinds.insert(op.kind()); });
   for (int i = 0; i < kNumOpKinds; ++i) {
     EXPECT_TRUE(kinds.count(static_cast<OpKind>(i)))
         << "op kind '" << Mnemonic(static_cast<OpKind>(i))
@@ -320,69 +326,74 @@ TEST(AllOpsTest, PrintsCanonicalForms) {
   PrintOptions options;
   options.provenance = true;
   const std::string printed = PrintModule(*built, options);
-  for (const char* expected : {
-           "kernel @all_ops sizes(%M, %N) (\n"
-           "    %x: global bf16[%M, %N],\n"
-           "    %out: global f32[%M, %N] {strides = [1, %M], align = 128},\n"
-           "    %tm: tensormap bf16[64, 64] of %x {swizzle = 128, oob = nan},\n"
-           "    %sem: global i32[cdiv(%M, 128)] {layout = col_major},\n"
-           "    %alpha: f32) grid(cdiv(%N, 64), 1, 4) block(384) cluster(2) {\n",
-           "  %tid = thread.id x : index\n",
-           "  %big = const -9223372036854775808 : i64\n",
-           "  %half = const 0.5 : f32\n",
-           "  %third = const 0.3333333333333333 : f32\n",
-           "  %huge = const -1e+300 : f32\n",
-           "  %negzero = const -0.0 : f32\n",
-           "  %inf = const inf : f32\n",
-           "  %nan = const nan : f32\n",
-           "  %hundred = const 100.0 : f32\n",
-           "  %denormal = const 5e-324 : f32\n",
-           "  %add_1 = add %big, %big : i64\n",
-           "  %p = cmp lt %tid, %c64 : i1\n",
-           "  %smem = alloc.shared {align = 128, swizzle = 128, offset = 1024} : "
-           "shared bf16[64, 64]\n",
-           "  %ws = alloc.workspace {align = 256} : global f32[%M * %N]\n",
-           "  %frag = ldmatrix %smem[%tid, %c0] {count = 2, trans} : "
-           "vec<2xi32>\n",
-           "  stmatrix %smem[%tid, %c0], %frag\n",
-           "  tma.load %smem[%c0, %c0], %tm[%c0, %c64], %bar[%c0] "
-           "{multicast = 3}\n",
-           "  tma.reduce add %tm[%c0, %c0], %acc[%c0, %c0]\n",
-           "  tma.prefetch %tm\n",
-           "  bulk.wait %bulk {read}\n",
-           "  wgmma %regs[%c0], %smem[%c0, %c0], %smem[%c0, %c0] "
-           "{n = 64, a_major = m, zero_init}\n",
-           "  fence.acq_rel gpu\n",
-           "  %old = atomic exch %sem[%c1], %rank {order = acq_rel, scope = sys} "
-           ": i32\n",
-           "  sem.release %sem[%c0], %rank\n",
-           "  %r0, %r1 = ptx \"mov.b32 $0, $1;\\n\\t// \\\"quoted\\\" \\\\\" "
-           "(%rank, %half) reads(%smem) writes(%acc) {proxy = async} : i32, "
-           "f32\n",
-           "  ptx \"membar.gl;\" ()\n",
-           "  for %k = %c0 to %c64 step %c1 {unroll = 2} {\n"
-           "    bulk.wait %t@1\n"
-           "    %t = bulk.commit : token<bulk>\n"
-           "    if %elected {\n"
-           "      store %out[%k, %c0], %v\n"
-           "    } else {\n"
-           "      barrier.block\n"
-           "    }\n"
-           "  }\n",
-           "  if %p {\n    return\n  }\n",
-           "  role @producer warps[0, 4) {\n"
-           "    setmaxnreg dec {regs = 40} loc(inserted \"warp-specialize\")\n"
-           "  }\n",
-           "  splitk %acc {dim = y, op = max} body {\n"
-           "    wgmma.fence\n"
-           "  } epilogue {\n"
-           "    barrier.block\n"
-           "  }\n",
-           "  fence.proxy.async global loc(inserted \"insert-fences\" for 12:5, "
-           "12:5)\n",
-       }) {
+  for (
+      const char* expected : {
+          "kernel @all_ops sizes(%M, %N) (\n"
+          "    %x: global bf16[%M, %N],\n"
+          "    %out: global f32[%M, %N] {strides = [1, %M], align = 128},\n"
+          "    %tm: tensormap bf16[64, 64] of %x {swizzle = 128, oob = nan},\n"
+          "    %sem: global i32[cdiv(%M, 128)] {layout = col_major},\n"
+          "    %alpha: f32) grid(cdiv(%N, 64), 1, 4) block(384) cluster(2) {\n",
+          "  %tid = thread.id x : index\n",
+          "  %big = const -9223372036854775808 : i64\n",
+          "  %half = const 0.5 : f32\n",
+          "  %third = const 0.3333333333333333 : f32\n",
+          "  %huge = const -1e+300 : f32\n",
+          "  %negzero = const -0.0 : f32\n",
+          "  %inf = const inf : f32\n",
+          "  %nan = const nan : f32\n",
+          "  %hundred = const 100.0 : f32\n",
+          "  %denormal = const 5e-324 : f32\n",
+          "  %add_1 = add %big, %big : i64\n",
+          "  %p = cmp lt %tid, %c64 : i1\n",
+          "  %smem = alloc.shared {align = 128, swizzle = 128, offset = 1024} "
+          ": "
+          "shared bf16[64, 64]\n",
+          "  %ws = alloc.workspace {align = 256} : global f32[%M * %N]\n",
+          "  %frag = ldmatrix %smem[%tid, %c0] {count = 2, trans} : "
+          "vec<2xi32>\n",
+          "  stmatrix %smem[%tid, %c0], %frag\n",
+          "  tma.load %smem[%c0, %c0], %tm[%c0, %c64], %bar[%c0] "
+          "{multicast = 3}\n",
+          "  tma.reduce add %tm[%c0, %c0], %acc[%c0, %c0]\n",
+          "  tma.prefetch %tm\n",
+          "  bulk.wait %bulk {read}\n",
+          "  wgmma %regs[%c0], %smem[%c0, %c0], %smem[%c0, %c0] "
+          "{n = 64, a_major = m, zero_init}\n",
+          "  fence.acq_rel gpu\n",
+          "  %old = atomic exch %sem[%c1], %rank {order = acq_rel, scope = "
+          "sys} "
+          ": i32\n",
+          "  sem.release %sem[%c0], %rank\n",
+          "  %r0, %r1 = ptx \"mov.b32 $0, $1;\\n\\t// \\\"quoted\\\" \\\\\" "
+          "(%rank, %half) reads(%smem) writes(%acc) {proxy = async} : i32, "
+          "f32\n",
+          "  ptx \"membar.gl;\" ()\n",
+          "  for %k = %c0 to %c64 step %c1 {unroll = 2} {\n"
+          "    bulk.wait %t@1\n"
+          "    %t = bulk.commit : token<bulk>\n"
+          "    if %elected {\n"
+          "      store %out[%k, %c0], %v\n"
+          "    } else {\n"
+          "      barrier.block\n"
+          "    }\n"
+          "  }\n",
+          "  if %p {\n    return\n  }\n",
+          "  role @producer warps[0, 4) {\n"
+          "    setmaxnreg dec {regs = 40} loc(inserted \"warp-specialize\")\n"
+          "  }\n",
+          "  splitk %acc {dim = y, op = max} body {\n"
+          "    wgmma.fence\n"
+          "  } epilogue {\n"
+          "    barrier.block\n"
+          "  }\n",
+          "  fence.proxy.async global loc(inserted \"insert-fences\" for 12:5, "
+          "12:5)\n",
+      }) {
     EXPECT_NE(printed.find(expected), std::string::npos)
-        << "missing:\n" << expected << "\nin:\n" << printed;
+        << "missing:\n"
+        << expected << "\nin:\n"
+        << printed;
   }
   // Without the option, provenance is not printed.
   EXPECT_EQ(PrintModule(*built).find("loc("), std::string::npos);

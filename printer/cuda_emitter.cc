@@ -25,9 +25,9 @@
 namespace kir {
 namespace {
 
-#define KIR_RETURN_IF_ERROR(expr)          \
-  do {                                     \
-    absl::Status kir_status_ = (expr);     \
+#define KIR_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    absl::Status kir_status_ = (expr);         \
     if (!kir_status_.ok()) return kir_status_; \
   } while (false)
 
@@ -36,7 +36,9 @@ constexpr int64_t kMaxSharedBytes = 232448;  // 227 KiB, as V23
 // ---------------------------------------------------------------------------
 // Names, types and literals.
 
-std::string Var(const Value* value) { return absl::StrCat("v_", value->name()); }
+std::string Var(const Value* value) {
+  return absl::StrCat("v_", value->name());
+}
 
 const char* ScalarCType(DType dtype) {
   switch (dtype) {
@@ -68,7 +70,9 @@ std::string CType(const Type& type) {
   return ScalarCType(type.dtype());
 }
 
-bool IsHalf(DType dtype) { return dtype == DType::kF16 || dtype == DType::kBF16; }
+bool IsHalf(DType dtype) {
+  return dtype == DType::kF16 || dtype == DType::kBF16;
+}
 bool IsWideInt(DType dtype) {
   return dtype == DType::kI64 || dtype == DType::kIndex;
 }
@@ -115,8 +119,9 @@ uint16_t RoundToHalfBits(double value, DType dtype) {
   if (std::isinf(magnitude)) return sign | inf;
   if (magnitude == 0) return sign;
   int exponent;
-  std::frexp(magnitude, &exponent);  // magnitude = f * 2^exponent, f in [0.5, 1)
-  exponent -= 1;                     // magnitude = g * 2^exponent, g in [1, 2)
+  std::frexp(magnitude,
+             &exponent);  // magnitude = f * 2^exponent, f in [0.5, 1)
+  exponent -= 1;          // magnitude = g * 2^exponent, g in [1, 2)
   if (exponent < min_exponent) exponent = min_exponent;  // subnormal quantum
   const double quantum = std::ldexp(1.0, exponent - mantissa_bits);
   double steps = std::nearbyint(magnitude / quantum);  // ties to even
@@ -131,8 +136,9 @@ uint16_t RoundToHalfBits(double value, DType dtype) {
     return sign | static_cast<uint16_t>(significand);  // subnormal (or zero)
   }
   const uint64_t biased = static_cast<uint64_t>(exponent + exponent_bias);
-  return sign | static_cast<uint16_t>((biased << mantissa_bits) |
-                                      (significand & ((uint64_t{1} << mantissa_bits) - 1)));
+  return sign | static_cast<uint16_t>(
+                    (biased << mantissa_bits) |
+                    (significand & ((uint64_t{1} << mantissa_bits) - 1)));
 }
 
 std::string FloatLiteral(double value, DType dtype) {
@@ -173,18 +179,23 @@ std::string EscapeCppString(absl::string_view text) {
 // The kernel's extern "C" name: its kir name with '.' replaced, moved out
 // of the way of C++ keywords and the runtime's names.
 std::string KernelSymbol(const std::string& name) {
-  static const std::set<std::string>* const kReserved = new std::set<std::string>{
-      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case",
-      "catch", "char", "class", "const", "constexpr", "continue", "decltype",
-      "default", "delete", "do", "double", "else", "enum", "explicit",
-      "extern", "false", "float", "for", "friend", "goto", "if", "inline",
-      "int", "long", "main", "mutable", "namespace", "new", "noexcept", "not",
-      "nullptr", "operator", "or", "private", "protected", "public",
-      "register", "return", "short", "signed", "sizeof", "static", "struct",
-      "switch", "template", "this", "throw", "true", "try", "typedef",
-      "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
-      "while", "xor", "blockIdx", "threadIdx", "blockDim", "gridDim",
-      "warpSize"};
+  static const std::set<std::string>* const kReserved =
+      new std::set<std::string>{
+          "alignas",  "alignof",  "and",       "asm",       "auto",
+          "bool",     "break",    "case",      "catch",     "char",
+          "class",    "const",    "constexpr", "continue",  "decltype",
+          "default",  "delete",   "do",        "double",    "else",
+          "enum",     "explicit", "extern",    "false",     "float",
+          "for",      "friend",   "goto",      "if",        "inline",
+          "int",      "long",     "main",      "mutable",   "namespace",
+          "new",      "noexcept", "not",       "nullptr",   "operator",
+          "or",       "private",  "protected", "public",    "register",
+          "return",   "short",    "signed",    "sizeof",    "static",
+          "struct",   "switch",   "template",  "this",      "throw",
+          "true",     "try",      "typedef",   "typename",  "union",
+          "unsigned", "using",    "virtual",   "void",      "volatile",
+          "while",    "xor",      "blockIdx",  "threadIdx", "blockDim",
+          "gridDim",  "warpSize"};
   std::string symbol = name;
   for (char& c : symbol) {
     if (c == '.') c = '_';
@@ -218,7 +229,9 @@ struct Linear {
   std::vector<std::pair<int64_t, std::string>> terms;
 
   static Linear Of(int64_t value) { return Linear{value, {}}; }
-  static Linear Of(std::string term) { return Linear{0, {{1, std::move(term)}}}; }
+  static Linear Of(std::string term) {
+    return Linear{0, {{1, std::move(term)}}};
+  }
   Linear& operator+=(const Linear& other) {
     constant += other.constant;
     terms.insert(terms.end(), other.terms.begin(), other.terms.end());
@@ -233,11 +246,12 @@ struct Linear {
     std::vector<std::string> parts;
     for (const auto& [coefficient, term] : terms) {
       if (coefficient == 0) continue;
-      const std::string factor = term.find_first_of(" +-*/%&|^<>?") != std::string::npos
-                                     ? absl::StrCat("(", term, ")")
-                                     : term;
-      parts.push_back(coefficient == 1 ? factor
-                                       : absl::StrCat(factor, " * ", coefficient));
+      const std::string factor =
+          term.find_first_of(" +-*/%&|^<>?") != std::string::npos
+              ? absl::StrCat("(", term, ")")
+              : term;
+      parts.push_back(
+          coefficient == 1 ? factor : absl::StrCat(factor, " * ", coefficient));
     }
     if (constant != 0 || parts.empty()) parts.push_back(absl::StrCat(constant));
     return absl::StrJoin(parts, " + ");
@@ -254,7 +268,8 @@ struct SharedLayout {
 
 int64_t SharedAlignment(const Op& alloc) {
   const Type& type = alloc.result()->type();
-  int64_t align = std::max<int64_t>(alloc.GetInt("align"), DTypeBytes(type.dtype()));
+  int64_t align =
+      std::max<int64_t>(alloc.GetInt("align"), DTypeBytes(type.dtype()));
   const int64_t swizzle = alloc.GetInt("swizzle");
   // The swizzle pattern repeats every 8 lines of 128 bytes; the TMA and
   // wgmma apply it to address bits, so the base must be aligned to it.
@@ -268,8 +283,9 @@ absl::StatusOr<int64_t> SharedBytes(const Op& alloc) {
   for (int i = 0; i < type.rank(); ++i) {
     std::optional<int64_t> extent = type.shape()[i].AsConstant();
     if (!extent.has_value() || *extent <= 0) {
-      return Error(alloc.loc()) << "shared allocation %" << alloc.result()->name()
-                                << " needs a constant positive shape";
+      return Error(alloc.loc())
+             << "shared allocation %" << alloc.result()->name()
+             << " needs a constant positive shape";
     }
     if (i + 1 == type.rank()) *extent += alloc.GetInt("pad");
     elements *= *extent;
@@ -321,10 +337,9 @@ absl::StatusOr<SharedLayout> LayoutShared(const Kernel& kernel) {
     layout.total = std::max(layout.total, placed.offset + placed.bytes);
   }
   if (layout.total > kMaxSharedBytes) {
-    return Error(kernel.loc()) << "kernel @" << kernel.name() << " needs "
-                               << layout.total
-                               << " bytes of shared memory, more than "
-                               << kMaxSharedBytes;
+    return Error(kernel.loc())
+           << "kernel @" << kernel.name() << " needs " << layout.total
+           << " bytes of shared memory, more than " << kMaxSharedBytes;
   }
   return layout;
 }
@@ -334,7 +349,8 @@ absl::StatusOr<SharedLayout> LayoutShared(const Kernel& kernel) {
 
 class CodeWriter {
  public:
-  explicit CodeWriter(bool line_directives) : line_directives_(line_directives) {}
+  explicit CodeWriter(bool line_directives)
+      : line_directives_(line_directives) {}
 
   void Line(absl::string_view text) {
     absl::StrAppend(&text_, std::string(2 * indent_, ' '), text, "\n");
@@ -379,7 +395,8 @@ class KernelEmitter {
       shared_offsets_[placed.buffer] = placed.offset;
     }
     Walk(kernel.body(), [&](const Op& op) {
-      if (op.kind() == OpKind::kConst && IsInteger(op.result()->type().dtype())) {
+      if (op.kind() == OpKind::kConst &&
+          IsInteger(op.result()->type().dtype())) {
         const Attribute& value = op.GetAttr("value");
         if (value.is_integral) constants_[op.result()] = value.int_value;
       }
@@ -427,44 +444,52 @@ class KernelEmitter {
   absl::Status EmitRole(const Op& op);
 
   // Expressions.
-  std::string Scalar(OpKind kind, DType dtype, const std::vector<std::string>& args,
-                     const Op& op);
+  std::string Scalar(OpKind kind, DType dtype,
+                     const std::vector<std::string>& args, const Op& op);
   std::string Lane(const Value* value, int lane) const {
-    return value->type().is_vector() ? absl::StrCat(Var(value), ".v[", lane, "]")
-                                     : Var(value);
+    return value->type().is_vector()
+               ? absl::StrCat(Var(value), ".v[", lane, "]")
+               : Var(value);
   }
   // An index value: its constant when it is one, else the variable.
   Linear Index(const Value* value, bool narrow) const {
     auto constant = constants_.find(value);
     if (constant != constants_.end()) return Linear::Of(constant->second);
-    return Linear::Of(narrow ? absl::StrCat("(kir_i32)", Var(value)) : Var(value));
+    return Linear::Of(narrow ? absl::StrCat("(kir_i32)", Var(value))
+                             : Var(value));
   }
   std::vector<Linear> Indices(const Operand& operand, bool narrow) const {
     std::vector<Linear> indices;
-    for (const Value* index : operand.indices) indices.push_back(Index(index, narrow));
+    for (const Value* index : operand.indices)
+      indices.push_back(Index(index, narrow));
     return indices;
   }
   // Element offset in a global buffer (tensor parameter or workspace).
-  std::string GlobalOffset(const Value* buffer, const std::vector<Linear>& indices);
+  std::string GlobalOffset(const Value* buffer,
+                           const std::vector<Linear>& indices);
   // A static index expression over the sizes (floor division, as in types).
   std::string IndexExprCuda(const IndexExpr& expr);
   std::string GlobalPointer(const Operand& operand) {
-    return absl::StrCat("(", Var(operand.value), " + ",
-                        Parenthesized(GlobalOffset(operand.value, Indices(operand, false))),
-                        ")");
+    return absl::StrCat(
+        "(", Var(operand.value), " + ",
+        Parenthesized(GlobalOffset(operand.value, Indices(operand, false))),
+        ")");
   }
   // Element offset in a shared or register buffer (row-major, padded).
-  Linear LocalElementOffset(const Value* buffer, const std::vector<Linear>& indices) const;
+  Linear LocalElementOffset(const Value* buffer,
+                            const std::vector<Linear>& indices) const;
   // Byte offset in the shared window of the element at `indices`, swizzled
   // (the element's true place) or not (the box start TMA and wgmma take).
-  std::string SharedOffset(const Value* buffer, const std::vector<Linear>& indices,
+  std::string SharedOffset(const Value* buffer,
+                           const std::vector<Linear>& indices,
                            bool swizzled) const;
   std::string SharedPointer(const Operand& operand, const Type& element) const {
-    return absl::StrCat("reinterpret_cast<", CType(element), "*>(kir_smem + (",
-                        SharedOffset(operand.value, Indices(operand, true), true), "))");
+    return absl::StrCat(
+        "reinterpret_cast<", CType(element), "*>(kir_smem + (",
+        SharedOffset(operand.value, Indices(operand, true), true), "))");
   }
-  std::string SharedAddress(const Value* buffer, const std::vector<Linear>& indices,
-                            bool swizzled) {
+  std::string SharedAddress(const Value* buffer,
+                            const std::vector<Linear>& indices, bool swizzled) {
     need_smem_base_ = true;
     return absl::StrCat("kir_smem_base + static_cast<kir_u32>(",
                         SharedOffset(buffer, indices, swizzled), ")");
@@ -478,7 +503,8 @@ class KernelEmitter {
   // TMA coordinates, innermost first.
   std::vector<std::string> Coordinates(const Operand& operand) const {
     std::vector<std::string> coords;
-    for (auto it = operand.indices.rbegin(); it != operand.indices.rend(); ++it) {
+    for (auto it = operand.indices.rbegin(); it != operand.indices.rend();
+         ++it) {
       coords.push_back(absl::StrCat("(kir_i32)", Var(*it)));
     }
     return coords;
@@ -486,8 +512,9 @@ class KernelEmitter {
   // Element `offset` of a register buffer, read and written.
   std::string RegisterRead(const Value* buffer, const Linear& offset) {
     if (packed_.count(buffer) > 0) {
-      return absl::StrCat(runtime_.PackedHalves(), "<", ScalarCType(buffer->type().dtype()),
-                          ">(", Var(buffer), ", ", offset.ToString(), ")");
+      return absl::StrCat(runtime_.PackedHalves(), "<",
+                          ScalarCType(buffer->type().dtype()), ">(",
+                          Var(buffer), ", ", offset.ToString(), ")");
     }
     return absl::StrCat(Var(buffer), "[", offset.ToString(), "]");
   }
@@ -495,12 +522,14 @@ class KernelEmitter {
                             const std::string& value) {
     if (packed_.count(buffer) > 0) {
       runtime_.PackedHalves();
-      return absl::StrCat("kir_packed_set(", Var(buffer), ", ", offset.ToString(), ", ",
-                          value, ");");
+      return absl::StrCat("kir_packed_set(", Var(buffer), ", ",
+                          offset.ToString(), ", ", value, ");");
     }
-    return absl::StrCat(Var(buffer), "[", offset.ToString(), "] = ", value, ";");
+    return absl::StrCat(Var(buffer), "[", offset.ToString(), "] = ", value,
+                        ";");
   }
-  // Word `index` of a packed buffer whose element offset is `origin` + 2 * index.
+  // Word `index` of a packed buffer whose element offset is `origin` + 2 *
+  // index.
   static Linear PackedWord(const Linear& origin, int index) {
     if (origin.terms.empty()) return Linear::Of(origin.constant / 2 + index);
     Linear word = Linear::Of(absl::StrCat("(", origin.ToString(), ") >> 1"));
@@ -508,7 +537,8 @@ class KernelEmitter {
     return word;
   }
   absl::StatusOr<WgmmaOperandLayout> WgmmaLayout(const Op& op, int slot,
-                                                 bool mn_major, int64_t mn_extent);
+                                                 bool mn_major,
+                                                 int64_t mn_extent);
 
   std::string Temp(absl::string_view hint) {
     return absl::StrCat("kir_", hint, next_temp_++);
@@ -519,9 +549,11 @@ class KernelEmitter {
   void Call(const std::string& function, const std::vector<std::string>& args,
             const std::string& template_args = "") {
     std::vector<std::string> all;
-    if (predicated()) all.push_back(absl::StrCat("static_cast<kir_u32>(", issue_, ")"));
+    if (predicated())
+      all.push_back(absl::StrCat("static_cast<kir_u32>(", issue_, ")"));
     all.insert(all.end(), args.begin(), args.end());
-    Line(absl::StrCat(function, template_args, "(", absl::StrJoin(all, ", "), ");"));
+    Line(absl::StrCat(function, template_args, "(", absl::StrJoin(all, ", "),
+                      ");"));
   }
   void Line(absl::string_view text) { body_.Line(text); }
   bool IsElectedIssue(const Op& op) const;
@@ -605,7 +637,8 @@ std::string KernelEmitter::GlobalOffset(const Value* buffer,
   bool constant_dims = true;
   // The outermost dimension (innermost for col-major) is never a factor.
   for (int step = 1; step < rank; ++step) {
-    constant_dims &= shape[column_major ? rank - 1 - step : step].AsConstant().has_value();
+    constant_dims &=
+        shape[column_major ? rank - 1 - step : step].AsConstant().has_value();
   }
   if (constant_dims) {
     Linear offset;
@@ -630,15 +663,16 @@ std::string KernelEmitter::GlobalOffset(const Value* buffer,
   return offset.empty() ? "0" : offset;
 }
 
-Linear KernelEmitter::LocalElementOffset(const Value* buffer,
-                                         const std::vector<Linear>& indices) const {
+Linear KernelEmitter::LocalElementOffset(
+    const Value* buffer, const std::vector<Linear>& indices) const {
   const Type& type = buffer->type();
   int64_t pad = 0;
   if (const Op* alloc = buffer->defining_op()) {
     if (alloc->kind() == OpKind::kAllocShared) pad = alloc->GetInt("pad");
   }
   Linear offset;
-  for (int i = 0; i < type.rank() && i < static_cast<int>(indices.size()); ++i) {
+  for (int i = 0; i < type.rank() && i < static_cast<int>(indices.size());
+       ++i) {
     int64_t extent = type.shape()[i].AsConstant().value_or(1);
     if (i + 1 == type.rank()) extent += pad;
     offset *= extent;
@@ -658,7 +692,8 @@ std::string KernelEmitter::SharedOffset(const Value* buffer,
   const int64_t base = offset != shared_offsets_.end() ? offset->second : 0;
   if (swizzled && swizzle > 0) {
     const std::string swizzle_fn = runtime_.Swizzle();
-    std::string text = absl::StrCat(swizzle_fn, "<", swizzle, ">(", bytes.ToString(), ")");
+    std::string text =
+        absl::StrCat(swizzle_fn, "<", swizzle, ">(", bytes.ToString(), ")");
     return base == 0 ? text : absl::StrCat(base, " + ", text);
   }
   bytes += Linear::Of(base);
@@ -674,8 +709,10 @@ absl::Status KernelEmitter::Emit(std::string& out) {
   std::string attributes;
   if (abi_.launch_bound_threads.has_value()) {
     attributes = abi_.min_blocks_one
-                     ? absl::StrCat(" __launch_bounds__(", *abi_.launch_bound_threads, ", 1)")
-                     : absl::StrCat(" __launch_bounds__(", *abi_.launch_bound_threads, ")");
+                     ? absl::StrCat(" __launch_bounds__(",
+                                    *abi_.launch_bound_threads, ", 1)")
+                     : absl::StrCat(" __launch_bounds__(",
+                                    *abi_.launch_bound_threads, ")");
   }
   if (abi_.cluster != std::array<int64_t, 3>{1, 1, 1}) {
     absl::StrAppend(&attributes, " __cluster_dims__(", abi_.cluster[0], ", ",
@@ -685,20 +722,22 @@ absl::Status KernelEmitter::Emit(std::string& out) {
   for (const CudaKernelArg& arg : abi_.args) {
     params.push_back(absl::StrCat(arg.cuda_type, " v_", arg.name));
   }
-  head.Raw(absl::StrCat("extern \"C\" __global__ void", attributes, " ", abi_.symbol,
-                        "(", params.empty() ? "" : "\n    ",
+  head.Raw(absl::StrCat("extern \"C\" __global__ void", attributes, " ",
+                        abi_.symbol, "(", params.empty() ? "" : "\n    ",
                         absl::StrJoin(params, ",\n    "), ") {\n"));
 
   // Per-thread constants the body uses.
   const Dim3& block = kernel_.block;
-  const bool one_dimensional = block.y.AsConstant() == std::optional<int64_t>(1) &&
-                               block.z.AsConstant() == std::optional<int64_t>(1);
+  const bool one_dimensional =
+      block.y.AsConstant() == std::optional<int64_t>(1) &&
+      block.z.AsConstant() == std::optional<int64_t>(1);
   if (need_warp_ || need_lane_) need_tid_ = true;
   if (need_tid_) {
-    head.Line(one_dimensional
-                  ? "const kir_i32 kir_tid = static_cast<kir_i32>(threadIdx.x);"
-                  : "const kir_i32 kir_tid = static_cast<kir_i32>(threadIdx.x + "
-                    "blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));");
+    head.Line(
+        one_dimensional
+            ? "const kir_i32 kir_tid = static_cast<kir_i32>(threadIdx.x);"
+            : "const kir_i32 kir_tid = static_cast<kir_i32>(threadIdx.x + "
+              "blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));");
   }
   if (need_lane_) head.Line("const kir_i32 kir_lane = kir_tid & 31;");
   if (need_warp_) {
@@ -707,15 +746,16 @@ absl::Status KernelEmitter::Emit(std::string& out) {
     const std::optional<int64_t> threads = block.StaticVolume();
     if (threads.has_value() && *threads % 32 == 0) {
       head.Line(absl::StrCat(
-          "const kir_i32 kir_warp = static_cast<kir_i32>(", runtime_.Shuffle("idx"),
+          "const kir_i32 kir_warp = static_cast<kir_i32>(",
+          runtime_.Shuffle("idx"),
           "(static_cast<kir_u32>(kir_tid >> 5), 0));  // warp-uniform"));
     } else {
       head.Line("const kir_i32 kir_warp = kir_tid >> 5;");
     }
   }
   if (need_smem_base_) {
-    head.Line(absl::StrCat("const kir_u32 kir_smem_base = ", runtime_.SmemAddress(),
-                           "(kir_smem);"));
+    head.Line(absl::StrCat("const kir_u32 kir_smem_base = ",
+                           runtime_.SmemAddress(), "(kir_smem);"));
   }
   absl::StrAppend(&out, head.text(), body_.text(), "}\n");
   return absl::OkStatus();
@@ -804,7 +844,8 @@ bool HasPredicatedForm(OpKind kind) {
 bool KernelEmitter::IsElectedIssue(const Op& op) const {
   if (op.kind() != OpKind::kIf || predicated()) return false;
   const Op* condition = op.operand_value(0)->defining_op();
-  if (condition == nullptr || condition->kind() != OpKind::kElectSync) return false;
+  if (condition == nullptr || condition->kind() != OpKind::kElectSync)
+    return false;
   if (!op.region(1).empty() || op.region(0).empty()) return false;
   bool issues = false;
   for (const auto& inner : op.region(0).ops()) {
@@ -828,8 +869,9 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
       const Attribute& value = op.GetAttr("value");
       const DType dtype = result->type().dtype();
       if (IsFloat(dtype)) {
-        define(FloatLiteral(value.is_integral ? static_cast<double>(value.int_value)
-                                              : value.float_value,
+        define(FloatLiteral(value.is_integral
+                                ? static_cast<double>(value.int_value)
+                                : value.float_value,
                             dtype));
       } else {
         define(IntLiteral(value.int_value, dtype));
@@ -869,24 +911,27 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
         a = absl::StrCat(to_f32, "(", a, ")");
         b = absl::StrCat(to_f32, "(", b, ")");
       }
-      define(absl::StrCat("(", a, " ", kOperators->at(attr("pred")), " ", b, ")"));
+      define(
+          absl::StrCat("(", a, " ", kOperators->at(attr("pred")), " ", b, ")"));
       return absl::OkStatus();
     }
     case OpKind::kSelect:
       define(absl::StrCat("(", Var(op.operand_value(0)), " ? ",
-                          Var(op.operand_value(1)), " : ", Var(op.operand_value(2)),
-                          ")"));
+                          Var(op.operand_value(1)), " : ",
+                          Var(op.operand_value(2)), ")"));
       return absl::OkStatus();
     case OpKind::kCast:
       return EmitCast(op);
     case OpKind::kVecFrom: {
       std::vector<std::string> lanes;
-      for (const Operand& operand : op.operands()) lanes.push_back(Var(operand.value));
+      for (const Operand& operand : op.operands())
+        lanes.push_back(Var(operand.value));
       define(absl::StrCat("{{", absl::StrJoin(lanes, ", "), "}}"));
       return absl::OkStatus();
     }
     case OpKind::kVecExtract:
-      define(absl::StrCat(Var(op.operand_value(0)), ".v[", op.GetInt("lane"), "]"));
+      define(absl::StrCat(Var(op.operand_value(0)), ".v[", op.GetInt("lane"),
+                          "]"));
       return absl::OkStatus();
 
     case OpKind::kThreadId:
@@ -902,11 +947,12 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
       define(absl::StrCat("static_cast<kir_i64>(gridDim.", attr("dim"), ")"));
       return absl::OkStatus();
     case OpKind::kClusterCtaId:
-      define(absl::StrCat("static_cast<kir_i64>(", runtime_.ClusterCtaId(attr("dim")),
-                          "())"));
+      define(absl::StrCat("static_cast<kir_i64>(",
+                          runtime_.ClusterCtaId(attr("dim")), "())"));
       return absl::OkStatus();
     case OpKind::kClusterCtaRank:
-      define(absl::StrCat("static_cast<kir_i64>(", runtime_.ClusterCtaRank(), "())"));
+      define(absl::StrCat("static_cast<kir_i64>(", runtime_.ClusterCtaRank(),
+                          "())"));
       return absl::OkStatus();
     case OpKind::kLaneId:
       need_lane_ = true;
@@ -919,13 +965,14 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
 
     case OpKind::kAllocShared: {
       const int64_t offset = shared_offsets_.at(result);
-      std::string note = absl::StrCat("// %", result->name(), ": ",
-                                      result->type().ToString(), " at kir_smem[",
-                                      offset, "]");
+      std::string note =
+          absl::StrCat("// %", result->name(), ": ", result->type().ToString(),
+                       " at kir_smem[", offset, "]");
       if (op.GetInt("swizzle") > 0) {
         absl::StrAppend(&note, ", ", op.GetInt("swizzle"), "-byte swizzle");
       }
-      if (op.GetInt("pad") > 0) absl::StrAppend(&note, ", pad ", op.GetInt("pad"));
+      if (op.GetInt("pad") > 0)
+        absl::StrAppend(&note, ", pad ", op.GetInt("pad"));
       Line(note);
       return absl::OkStatus();
     }
@@ -936,12 +983,13 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
                                << " needs a constant shape";
       }
       if (packed_.count(result) > 0) {
-        Line(absl::StrCat("kir_u32 ", Var(result), "[", (*count + 1) / 2, "];  // ",
-                          result->type().ToString(), ", two elements per word"));
+        Line(absl::StrCat("kir_u32 ", Var(result), "[", (*count + 1) / 2,
+                          "];  // ", result->type().ToString(),
+                          ", two elements per word"));
         return absl::OkStatus();
       }
-      Line(absl::StrCat(ScalarCType(result->type().dtype()), " ", Var(result), "[",
-                        *count, "];  // ", result->type().ToString()));
+      Line(absl::StrCat(ScalarCType(result->type().dtype()), " ", Var(result),
+                        "[", *count, "];  // ", result->type().ToString()));
       return absl::OkStatus();
     }
     case OpKind::kAllocWorkspace:
@@ -973,11 +1021,13 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
     case OpKind::kBulkStore:
       if (op.kind() == OpKind::kCpAsyncWait) {
         const int pending = PendingGroupsAfterWait(op).value_or(0);
-        Call(runtime_.CpAsyncWait(predicated()), {}, absl::StrCat("<", pending, ">"));
+        Call(runtime_.CpAsyncWait(predicated()), {},
+             absl::StrCat("<", pending, ">"));
         return absl::OkStatus();
       }
       if (op.kind() == OpKind::kTmaLoad || op.kind() == OpKind::kTmaStore ||
-          op.kind() == OpKind::kTmaReduce || op.kind() == OpKind::kTmaPrefetch) {
+          op.kind() == OpKind::kTmaReduce ||
+          op.kind() == OpKind::kTmaPrefetch) {
         return EmitTma(op);
       }
       return EmitBulk(op);
@@ -1001,8 +1051,9 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
       return absl::OkStatus();
     case OpKind::kBarrierNamed:
     case OpKind::kBarrierArrive:
-      Line(absl::StrCat(runtime_.BarrierNamed(op.kind() == OpKind::kBarrierArrive),
-                        "<", op.GetInt("id"), ", ", op.GetInt("threads"), ">();"));
+      Line(absl::StrCat(
+          runtime_.BarrierNamed(op.kind() == OpKind::kBarrierArrive), "<",
+          op.GetInt("id"), ", ", op.GetInt("threads"), ">();"));
       return absl::OkStatus();
     case OpKind::kClusterArrive:
       Line(absl::StrCat(runtime_.ClusterArrive(op.GetFlag("relaxed")), "();"));
@@ -1031,12 +1082,12 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
     case OpKind::kShflSync: {
       const Value* value = op.operand_value(0);
       const bool is_float = value->type().is_scalar(DType::kF32);
-      const std::string bits = is_float
-                                   ? absl::StrCat("__float_as_uint(", Var(value), ")")
-                                   : absl::StrCat("static_cast<kir_u32>(", Var(value), ")");
-      const std::string shuffled =
-          absl::StrCat(runtime_.Shuffle(attr("mode")), "(", bits,
-                       ", static_cast<kir_u32>(", Var(op.operand_value(1)), "))");
+      const std::string bits =
+          is_float ? absl::StrCat("__float_as_uint(", Var(value), ")")
+                   : absl::StrCat("static_cast<kir_u32>(", Var(value), ")");
+      const std::string shuffled = absl::StrCat(
+          runtime_.Shuffle(attr("mode")), "(", bits, ", static_cast<kir_u32>(",
+          Var(op.operand_value(1)), "))");
       define(is_float ? absl::StrCat("__uint_as_float(", shuffled, ")")
                       : absl::StrCat("static_cast<kir_i32>(", shuffled, ")"));
       return absl::OkStatus();
@@ -1048,8 +1099,9 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
     case OpKind::kSemWait:
     case OpKind::kSemRelease: {
       const bool wait = op.kind() == OpKind::kSemWait;
-      const std::string fn = wait ? runtime_.SemWait(attr("scope"), predicated())
-                                  : runtime_.SemRelease(attr("scope"), predicated());
+      const std::string fn =
+          wait ? runtime_.SemWait(attr("scope"), predicated())
+               : runtime_.SemRelease(attr("scope"), predicated());
       Call(fn, {GlobalPointer(op.operand(0)), Var(op.operand_value(1))});
       return absl::OkStatus();
     }
@@ -1083,10 +1135,12 @@ std::string KernelEmitter::Scalar(OpKind kind, DType dtype,
   if (IsHalf(dtype)) {
     static const std::map<OpKind, std::string>* const kNames =
         new std::map<OpKind, std::string>{
-            {OpKind::kAdd, "add"}, {OpKind::kSub, "sub"}, {OpKind::kMul, "mul"},
-            {OpKind::kDiv, "div"}, {OpKind::kRem, "rem"}, {OpKind::kMin, "min"},
-            {OpKind::kMax, "max"}, {OpKind::kNeg, "neg"}, {OpKind::kAbs, "abs"},
-            {OpKind::kExp, "exp"}, {OpKind::kSqrt, "sqrt"}, {OpKind::kFma, "fma"}};
+            {OpKind::kAdd, "add"},   {OpKind::kSub, "sub"},
+            {OpKind::kMul, "mul"},   {OpKind::kDiv, "div"},
+            {OpKind::kRem, "rem"},   {OpKind::kMin, "min"},
+            {OpKind::kMax, "max"},   {OpKind::kNeg, "neg"},
+            {OpKind::kAbs, "abs"},   {OpKind::kExp, "exp"},
+            {OpKind::kSqrt, "sqrt"}, {OpKind::kFma, "fma"}};
     return absl::StrCat(runtime_.HalfOp(kNames->at(kind), dtype), "(",
                         absl::StrJoin(args, ", "), ")");
   }
@@ -1175,15 +1229,17 @@ std::string KernelEmitter::Scalar(OpKind kind, DType dtype,
     case OpKind::kNeg:
       return wrap(absl::StrCat("0u - ", unsigned_of(a)));
     case OpKind::kAbs:
-      return absl::StrCat("(", a, " < 0 ? ", wrap(absl::StrCat("0u - ", unsigned_of(a))),
-                          " : ", a, ")");
+      return absl::StrCat("(", a, " < 0 ? ",
+                          wrap(absl::StrCat("0u - ", unsigned_of(a))), " : ", a,
+                          ")");
     case OpKind::kFma:
       return wrap(absl::StrCat(unsigned_of(a), " * ", unsigned_of(b), " + ",
                                unsigned_of(args[2])));
     default:
       break;
   }
-  KIR_UNREACHABLE() << "integer " << Mnemonic(kind) << " at " << op.loc().ToString();
+  KIR_UNREACHABLE() << "integer " << Mnemonic(kind) << " at "
+                    << op.loc().ToString();
   return "";
 }
 
@@ -1192,7 +1248,8 @@ absl::Status KernelEmitter::EmitArithmetic(const Op& op) {
   const Type& type = result->type();
   if (!type.is_vector()) {
     std::vector<std::string> args;
-    for (const Operand& operand : op.operands()) args.push_back(Var(operand.value));
+    for (const Operand& operand : op.operands())
+      args.push_back(Var(operand.value));
     Line(absl::StrCat("const ", CType(type), " ", Var(result), " = ",
                       Scalar(op.kind(), type.dtype(), args, op), ";"));
     return absl::OkStatus();
@@ -1201,9 +1258,10 @@ absl::Status KernelEmitter::EmitArithmetic(const Op& op) {
   Line(absl::StrCat(CType(type), " ", Var(result), ";"));
   for (int lane = 0; lane < type.lanes(); ++lane) {
     std::vector<std::string> args;
-    for (const Operand& operand : op.operands()) args.push_back(Lane(operand.value, lane));
-    Line(absl::StrCat(Var(result), ".v[", lane, "] = ",
-                      Scalar(op.kind(), type.dtype(), args, op), ";"));
+    for (const Operand& operand : op.operands())
+      args.push_back(Lane(operand.value, lane));
+    Line(absl::StrCat(Var(result), ".v[", lane,
+                      "] = ", Scalar(op.kind(), type.dtype(), args, op), ";"));
   }
   return absl::OkStatus();
 }
@@ -1217,7 +1275,8 @@ absl::Status KernelEmitter::EmitCast(const Op& op) {
     if (from == to) return x;
     if (to == DType::kI1) {
       if (IsInteger(from)) return absl::StrCat("((", x, " & 1) != 0)");
-      if (IsHalf(from)) return absl::StrCat("(", runtime_.ToF32(from), "(", x, ") != 0.0f)");
+      if (IsHalf(from))
+        return absl::StrCat("(", runtime_.ToF32(from), "(", x, ") != 0.0f)");
       return absl::StrCat("(", x, " != 0.0f)");
     }
     // Booleans convert as 0 or 1.
@@ -1228,14 +1287,17 @@ absl::Status KernelEmitter::EmitCast(const Op& op) {
     const std::string value =
         from == DType::kI1 ? absl::StrCat("static_cast<kir_i32>(", x, ")") : x;
     if (IsInteger(source_type)) {
-      if (IsInteger(to)) return absl::StrCat("static_cast<", ScalarCType(to), ">(", value, ")");
-      if (to == DType::kF32) return absl::StrCat("static_cast<float>(", value, ")");
+      if (IsInteger(to))
+        return absl::StrCat("static_cast<", ScalarCType(to), ">(", value, ")");
+      if (to == DType::kF32)
+        return absl::StrCat("static_cast<float>(", value, ")");
       return absl::StrCat(runtime_.FromInt(to, source_type), "(", value, ")");
     }
     // Floats: widen 16-bit ones exactly to f32 first.
     const std::string f32 =
-        IsHalf(source_type) ? absl::StrCat(runtime_.ToF32(source_type), "(", value, ")")
-                            : value;
+        IsHalf(source_type)
+            ? absl::StrCat(runtime_.ToF32(source_type), "(", value, ")")
+            : value;
     if (to == DType::kF32) return f32;
     if (IsHalf(to)) return absl::StrCat(runtime_.FromF32(to), "(", f32, ")");
     // Truncation toward zero; cvt.rzi saturates and maps NaN to 0.
@@ -1249,7 +1311,8 @@ absl::Status KernelEmitter::EmitCast(const Op& op) {
   }
   Line(absl::StrCat(CType(result->type()), " ", Var(result), ";"));
   for (int lane = 0; lane < result->type().lanes(); ++lane) {
-    Line(absl::StrCat(Var(result), ".v[", lane, "] = ", convert(Lane(source, lane)), ";"));
+    Line(absl::StrCat(Var(result), ".v[", lane,
+                      "] = ", convert(Lane(source, lane)), ";"));
   }
   return absl::OkStatus();
 }
@@ -1261,12 +1324,14 @@ absl::Status KernelEmitter::EmitLoad(const Op& op) {
   switch (ref.value->type().space()) {
     case MemorySpace::kGlobal:
       if (!result->type().is_vector()) {
-        Line(absl::StrCat("const ", type, " ", Var(result), " = ", Var(ref.value), "[",
+        Line(absl::StrCat("const ", type, " ", Var(result), " = ",
+                          Var(ref.value), "[",
                           GlobalOffset(ref.value, Indices(ref, false)), "];"));
         break;
       }
-      Line(absl::StrCat("const ", type, " ", Var(result), " = *reinterpret_cast<const ",
-                        type, "*>", GlobalPointer(ref), ";"));
+      Line(absl::StrCat("const ", type, " ", Var(result),
+                        " = *reinterpret_cast<const ", type, "*>",
+                        GlobalPointer(ref), ";"));
       break;
     case MemorySpace::kShared:
       Line(absl::StrCat("const ", type, " ", Var(result), " = *",
@@ -1300,15 +1365,17 @@ absl::Status KernelEmitter::EmitStore(const Op& op) {
   switch (ref.value->type().space()) {
     case MemorySpace::kGlobal:
       if (!value->type().is_vector()) {
-        Line(absl::StrCat(Var(ref.value), "[", GlobalOffset(ref.value, Indices(ref, false)),
+        Line(absl::StrCat(Var(ref.value), "[",
+                          GlobalOffset(ref.value, Indices(ref, false)),
                           "] = ", Var(value), ";"));
         break;
       }
-      Line(absl::StrCat("*reinterpret_cast<", type, "*>", GlobalPointer(ref), " = ",
-                        Var(value), ";"));
+      Line(absl::StrCat("*reinterpret_cast<", type, "*>", GlobalPointer(ref),
+                        " = ", Var(value), ";"));
       break;
     case MemorySpace::kShared:
-      Line(absl::StrCat("*", SharedPointer(ref, value->type()), " = ", Var(value), ";"));
+      Line(absl::StrCat("*", SharedPointer(ref, value->type()), " = ",
+                        Var(value), ";"));
       break;
     case MemorySpace::kRegister: {
       const Linear offset = LocalElementOffset(ref.value, Indices(ref, true));
@@ -1335,7 +1402,8 @@ absl::Status KernelEmitter::EmitMatrix(const Op& op) {
   const Value* value = load ? op.result() : op.operand_value(1);
   const int rank = ref.value->type().rank();
   if (rank < 2) {
-    return Error(op.loc()) << Mnemonic(op.kind()) << " needs a buffer of rank >= 2";
+    return Error(op.loc()) << Mnemonic(op.kind())
+                           << " needs a buffer of rank >= 2";
   }
   need_lane_ = true;
   // Which matrix this lane addresses, and that matrix's place in the box.
@@ -1343,7 +1411,8 @@ absl::Status KernelEmitter::EmitMatrix(const Op& op) {
   Linear col_block = Linear::Of(0);
   if (count > 1) {
     const std::string matrix = Temp("matrix");
-    Line(absl::StrCat("const kir_i32 ", matrix, " = (kir_lane >> 3) & ", count - 1, ";"));
+    Line(absl::StrCat("const kir_i32 ", matrix, " = (kir_lane >> 3) & ",
+                      count - 1, ";"));
     if (count == 4) {
       row_block = Linear::Of(absl::StrCat(matrix, " & 1"));
       col_block = Linear::Of(absl::StrCat(matrix, " >> 1"));
@@ -1380,8 +1449,10 @@ absl::Status KernelEmitter::EmitMatrix(const Op& op) {
         lanes.push_back(absl::StrCat("static_cast<kir_i32>(", regs[i], ")"));
       } else {
         runtime_.Unpack2();
-        lanes.push_back(absl::StrCat("kir_unpack_lo<", half, ">(", regs[i], ")"));
-        lanes.push_back(absl::StrCat("kir_unpack_hi<", half, ">(", regs[i], ")"));
+        lanes.push_back(
+            absl::StrCat("kir_unpack_lo<", half, ">(", regs[i], ")"));
+        lanes.push_back(
+            absl::StrCat("kir_unpack_hi<", half, ">(", regs[i], ")"));
       }
     }
     Line(absl::StrCat("const ", CType(value->type()), " ", Var(value), " = {{",
@@ -1391,13 +1462,15 @@ absl::Status KernelEmitter::EmitMatrix(const Op& op) {
   std::vector<std::string> args = {address};
   for (int i = 0; i < count; ++i) {
     if (packed) {
-      args.push_back(absl::StrCat("static_cast<kir_u32>(", Lane(value, i), ")"));
+      args.push_back(
+          absl::StrCat("static_cast<kir_u32>(", Lane(value, i), ")"));
     } else {
-      args.push_back(absl::StrCat(runtime_.Pack2(), "(", Lane(value, 2 * i), ", ",
-                                  Lane(value, 2 * i + 1), ")"));
+      args.push_back(absl::StrCat(runtime_.Pack2(), "(", Lane(value, 2 * i),
+                                  ", ", Lane(value, 2 * i + 1), ")"));
     }
   }
-  Line(absl::StrCat(runtime_.Stmatrix(count, trans), "(", absl::StrJoin(args, ", "), ");"));
+  Line(absl::StrCat(runtime_.Stmatrix(count, trans), "(",
+                    absl::StrJoin(args, ", "), ");"));
   return absl::OkStatus();
 }
 
@@ -1412,7 +1485,8 @@ absl::Status KernelEmitter::EmitTma(const Op& op) {
       for (std::string& c : Coordinates(map)) args.push_back(c);
       args.push_back(SharedAddress(op.operand(2), false));
       if (multicast != nullptr) {
-        args.push_back(absl::StrCat("static_cast<kir_u16>(", multicast->int_value, ")"));
+        args.push_back(
+            absl::StrCat("static_cast<kir_u16>(", multicast->int_value, ")"));
       }
       Call(runtime_.TmaLoad(rank, multicast != nullptr, predicated()), args);
       return absl::OkStatus();
@@ -1421,7 +1495,8 @@ absl::Status KernelEmitter::EmitTma(const Op& op) {
     case OpKind::kTmaReduce: {
       const Operand& map = op.operand(0);
       const int rank = static_cast<int>(map.indices.size());
-      std::vector<std::string> args = {MapPointer(map), SharedAddress(op.operand(1), false)};
+      std::vector<std::string> args = {MapPointer(map),
+                                       SharedAddress(op.operand(1), false)};
       for (std::string& c : Coordinates(map)) args.push_back(c);
       Call(op.kind() == OpKind::kTmaStore
                ? runtime_.TmaStore(rank, predicated())
@@ -1446,7 +1521,8 @@ absl::Status KernelEmitter::EmitBulk(const Op& op) {
       return absl::OkStatus();
     case OpKind::kBulkStore:
       Call(runtime_.BulkStore(predicated()),
-           {GlobalPointer(op.operand(0)), SharedAddress(op.operand(1), false)}, bytes());
+           {GlobalPointer(op.operand(0)), SharedAddress(op.operand(1), false)},
+           bytes());
       return absl::OkStatus();
     case OpKind::kBulkCommit:
       Call(runtime_.BulkCommit(predicated()), {});
@@ -1460,35 +1536,36 @@ absl::Status KernelEmitter::EmitBulk(const Op& op) {
   }
 }
 
-absl::StatusOr<WgmmaOperandLayout> KernelEmitter::WgmmaLayout(const Op& op, int slot,
-                                                              bool mn_major,
-                                                              int64_t mn_extent) {
+absl::StatusOr<WgmmaOperandLayout> KernelEmitter::WgmmaLayout(
+    const Op& op, int slot, bool mn_major, int64_t mn_extent) {
   const Value* buffer = op.operand_value(slot);
   const Op* alloc = buffer->defining_op();
   const int64_t swizzle = alloc != nullptr ? alloc->GetInt("swizzle") : 0;
   const char* name = slot == 1 ? "A" : "B";
   if (swizzle == 0) {
-    return Error(op.loc()) << "wgmma operand " << name << " (%" << buffer->name()
-                           << ") must be a swizzled shared allocation (32, 64 or "
-                              "128 bytes): the unswizzled layout stores each 8x8 "
-                              "core matrix contiguously, which no row-major "
-                              "buffer does";
+    return Error(op.loc())
+           << "wgmma operand " << name << " (%" << buffer->name()
+           << ") must be a swizzled shared allocation (32, 64 or "
+              "128 bytes): the unswizzled layout stores each 8x8 "
+              "core matrix contiguously, which no row-major "
+              "buffer does";
   }
   const Type& type = buffer->type();
   const int64_t row_bytes =
       (type.shape().back().AsConstant().value_or(0) + alloc->GetInt("pad")) *
       DTypeBytes(type.dtype());
   if (row_bytes != swizzle) {
-    return Error(op.loc()) << "wgmma operand " << name << " (%" << buffer->name()
-                           << ") has rows of " << row_bytes << " bytes; its "
-                           << swizzle << "-byte swizzle needs rows of exactly "
-                           << swizzle << " bytes (the TMA box width)";
+    return Error(op.loc()) << "wgmma operand " << name << " (%"
+                           << buffer->name() << ") has rows of " << row_bytes
+                           << " bytes; its " << swizzle
+                           << "-byte swizzle needs rows of exactly " << swizzle
+                           << " bytes (the TMA box width)";
   }
   if (mn_major && mn_extent * DTypeBytes(type.dtype()) != swizzle) {
-    return Error(op.loc()) << "wgmma operand " << name << " (%" << buffer->name()
-                           << ") is M/N-major with " << mn_extent
-                           << " elements per row of the box; a " << swizzle
-                           << "-byte swizzle atom holds exactly "
+    return Error(op.loc()) << "wgmma operand " << name << " (%"
+                           << buffer->name() << ") is M/N-major with "
+                           << mn_extent << " elements per row of the box; a "
+                           << swizzle << "-byte swizzle atom holds exactly "
                            << swizzle / DTypeBytes(type.dtype());
   }
   WgmmaOperandLayout layout;
@@ -1502,7 +1579,8 @@ absl::StatusOr<WgmmaOperandLayout> KernelEmitter::WgmmaLayout(const Op& op, int 
   return layout;
 }
 
-absl::Status KernelEmitter::EmitWgmma(const Op& op, const std::string& scale_d) {
+absl::Status KernelEmitter::EmitWgmma(const Op& op,
+                                      const std::string& scale_d) {
   const int n = static_cast<int>(op.GetInt("n"));
   const Operand& acc = op.operand(0);
   const Operand& a = op.operand(1);
@@ -1511,19 +1589,22 @@ absl::Status KernelEmitter::EmitWgmma(const Op& op, const std::string& scale_d) 
   const DType acc_type = acc.value->type().dtype();
   if (!IsHalf(dtype) || (acc_type != DType::kF32 && acc_type != DType::kF16)) {
     return Error(op.loc()) << "wgmma of " << DTypeName(dtype) << " into "
-                           << DTypeName(acc_type) << " is not supported by the emitter";
+                           << DTypeName(acc_type)
+                           << " is not supported by the emitter";
   }
   const bool a_in_registers = a.value->type().space() == MemorySpace::kRegister;
   const bool b_n_major = op.GetString("b_major") == "n";
   const bool a_m_major = op.GetString("a_major") == "m";
-  absl::StatusOr<WgmmaOperandLayout> b_layout = WgmmaLayout(op, 2, b_n_major, n);
+  absl::StatusOr<WgmmaOperandLayout> b_layout =
+      WgmmaLayout(op, 2, b_n_major, n);
   if (!b_layout.ok()) return b_layout.status();
   const std::string desc_fn = runtime_.WgmmaDescriptor();
-  auto descriptor = [&](const Operand& operand, const WgmmaOperandLayout& layout) {
+  auto descriptor = [&](const Operand& operand,
+                        const WgmmaOperandLayout& layout) {
     const std::string name = Temp("desc");
     Line(absl::StrCat("const kir_u64 ", name, " = ", desc_fn, "(",
-                      SharedAddress(operand, false), ", ", layout.lbo, ", ", layout.sbo,
-                      ", ", layout.layout_type, ");"));
+                      SharedAddress(operand, false), ", ", layout.lbo, ", ",
+                      layout.sbo, ", ", layout.layout_type, ");"));
     return name;
   };
   std::vector<std::string> args;
@@ -1532,18 +1613,21 @@ absl::Status KernelEmitter::EmitWgmma(const Op& op, const std::string& scale_d) 
     const Linear origin = LocalElementOffset(a.value, Indices(a, true));
     for (int i = 0; i < 4; ++i) {
       if (packed_.count(a.value) > 0) {
-        args.push_back(absl::StrCat(Var(a.value), "[", PackedWord(origin, i).ToString(), "]"));
+        args.push_back(absl::StrCat(Var(a.value), "[",
+                                    PackedWord(origin, i).ToString(), "]"));
         continue;
       }
       Linear lo = origin;
       lo += Linear::Of(2 * i);
       Linear hi = origin;
       hi += Linear::Of(2 * i + 1);
-      args.push_back(absl::StrCat(runtime_.Pack2(), "(", RegisterRead(a.value, lo), ", ",
+      args.push_back(absl::StrCat(runtime_.Pack2(), "(",
+                                  RegisterRead(a.value, lo), ", ",
                                   RegisterRead(a.value, hi), ")"));
     }
   } else {
-    absl::StatusOr<WgmmaOperandLayout> a_layout = WgmmaLayout(op, 1, a_m_major, 64);
+    absl::StatusOr<WgmmaOperandLayout> a_layout =
+        WgmmaLayout(op, 1, a_m_major, 64);
     if (!a_layout.ok()) return a_layout.status();
     args.push_back(descriptor(a, *a_layout));
   }
@@ -1559,15 +1643,17 @@ absl::Status KernelEmitter::EmitWgmma(const Op& op, const std::string& scale_d) 
   for (int j = 0; j < (acc_type == DType::kF32 ? n / 2 : n / 4); ++j) {
     Linear at = origin;
     at += Linear::Of(j);
-    args.push_back(absl::StrCat(Var(acc.value), "[",
-                                (acc_type == DType::kF32 ? at : PackedWord(origin, j)).ToString(),
-                                "]"));
+    args.push_back(absl::StrCat(
+        Var(acc.value), "[",
+        (acc_type == DType::kF32 ? at : PackedWord(origin, j)).ToString(),
+        "]"));
   }
   const std::string trans =
-      a_in_registers ? absl::StrCat("<", b_n_major ? 1 : 0, ">")
-                     : absl::StrCat("<", a_m_major ? 1 : 0, ", ", b_n_major ? 1 : 0, ">");
-  Line(absl::StrCat(runtime_.Wgmma(n, dtype, acc_type, a_in_registers), trans, "(",
-                    absl::StrJoin(args, ", "), ");"));
+      a_in_registers
+          ? absl::StrCat("<", b_n_major ? 1 : 0, ">")
+          : absl::StrCat("<", a_m_major ? 1 : 0, ", ", b_n_major ? 1 : 0, ">");
+  Line(absl::StrCat(runtime_.Wgmma(n, dtype, acc_type, a_in_registers), trans,
+                    "(", absl::StrJoin(args, ", "), ");"));
   return absl::OkStatus();
 }
 
@@ -1612,7 +1698,8 @@ absl::Status KernelEmitter::EmitMbarrier(const Op& op) {
       break;
     case OpKind::kMbarrierWait:
       Call(runtime_.MbarrierWait(predicated()),
-           {bar, absl::StrCat("static_cast<kir_u32>(", Var(op.operand_value(1)), ")")});
+           {bar, absl::StrCat("static_cast<kir_u32>(", Var(op.operand_value(1)),
+                              ")")});
       break;
     default:
       Call(runtime_.MbarrierInval(predicated()), {bar});
@@ -1627,19 +1714,22 @@ absl::Status KernelEmitter::EmitAtomic(const Op& op) {
   const DType dtype = value->type().dtype();
   const std::string reduction = op.GetString("op");
   if (dtype == DType::kI1 || value->type().is_vector() ||
-      (IsHalf(dtype) && reduction != "add" && reduction != "min" && reduction != "max")) {
+      (IsHalf(dtype) && reduction != "add" && reduction != "min" &&
+       reduction != "max")) {
     return Error(op.loc()) << Mnemonic(op.kind()) << " " << reduction << " on "
                            << value->type().ToString() << " is not supported";
   }
   const MemorySpace space = ref.value->type().space();
-  const std::string address = space == MemorySpace::kShared ? SharedAddress(ref, true)
-                                                            : GlobalPointer(ref);
+  const std::string address = space == MemorySpace::kShared
+                                  ? SharedAddress(ref, true)
+                                  : GlobalPointer(ref);
   const std::string order = op.GetString("order");
   const std::string scope = op.GetString("scope");
   if (op.kind() == OpKind::kAtomic) {
-    Line(absl::StrCat("const ", CType(op.result()->type()), " ", Var(op.result()), " = ",
-                      runtime_.Atomic(reduction, dtype, space, order, scope), "(",
-                      address, ", ", Var(value), ");"));
+    Line(absl::StrCat("const ", CType(op.result()->type()), " ",
+                      Var(op.result()), " = ",
+                      runtime_.Atomic(reduction, dtype, space, order, scope),
+                      "(", address, ", ", Var(value), ");"));
     return absl::OkStatus();
   }
   Call(runtime_.Reduce(reduction, dtype, space, order, scope, predicated()),
@@ -1669,7 +1759,8 @@ absl::Status KernelEmitter::EmitPtx(const Op& op) {
     }
   };
   auto lane_ref = [](const std::string& base, const Type& type, int lane) {
-    std::string ref = type.is_vector() ? absl::StrCat(base, ".v[", lane, "]") : base;
+    std::string ref =
+        type.is_vector() ? absl::StrCat(base, ".v[", lane, "]") : base;
     if (IsHalf(type.dtype())) absl::StrAppend(&ref, ".bits");
     return ref;
   };
@@ -1681,7 +1772,8 @@ absl::Status KernelEmitter::EmitPtx(const Op& op) {
       const std::string temp = Temp("ptx_out");
       Line(absl::StrCat("kir_u32 ", temp, ";"));
       outputs.push_back(absl::StrCat("\"=r\"(", temp, ")"));
-      after.push_back(absl::StrCat("const bool ", Var(result), " = ", temp, " != 0;"));
+      after.push_back(
+          absl::StrCat("const bool ", Var(result), " = ", temp, " != 0;"));
       kir_operands.push_back({number++});
       continue;
     }
@@ -1695,13 +1787,15 @@ absl::Status KernelEmitter::EmitPtx(const Op& op) {
     kir_operands.push_back(numbers);
   }
   const int num_inputs =
-      op.num_operands() - static_cast<int>(op.GetInt("reads") + op.GetInt("writes"));
+      op.num_operands() -
+      static_cast<int>(op.GetInt("reads") + op.GetInt("writes"));
   for (int i = 0; i < num_inputs; ++i) {
     const Value* value = op.operand_value(i);
     const Type& type = value->type();
     std::vector<int> numbers;
     if (type.is_scalar(DType::kI1)) {
-      inputs.push_back(absl::StrCat("\"r\"(static_cast<kir_u32>(", Var(value), "))"));
+      inputs.push_back(
+          absl::StrCat("\"r\"(static_cast<kir_u32>(", Var(value), "))"));
       numbers.push_back(number++);
     } else {
       for (int lane = 0; lane < type.lanes(); ++lane) {
@@ -1718,7 +1812,8 @@ absl::Status KernelEmitter::EmitPtx(const Op& op) {
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '%') {
       rewritten += "%%";
-    } else if (text[i] == '$' && i + 1 < text.size() && std::isdigit(text[i + 1])) {
+    } else if (text[i] == '$' && i + 1 < text.size() &&
+               std::isdigit(text[i + 1])) {
       size_t end = i + 1;
       int k = 0;
       while (end < text.size() && std::isdigit(text[end])) {
@@ -1732,14 +1827,16 @@ absl::Status KernelEmitter::EmitPtx(const Op& op) {
       }
       std::vector<std::string> names;
       for (int n : kir_operands[k]) names.push_back(absl::StrCat("%", n));
-      rewritten += names.size() == 1 ? names[0]
-                                     : absl::StrCat("{", absl::StrJoin(names, ", "), "}");
+      rewritten += names.size() == 1
+                       ? names[0]
+                       : absl::StrCat("{", absl::StrJoin(names, ", "), "}");
       i = end - 1;
     } else {
       rewritten += text[i];
     }
   }
-  std::string statement = absl::StrCat("asm volatile(\"", EscapeCppString(rewritten), "\"");
+  std::string statement =
+      absl::StrCat("asm volatile(\"", EscapeCppString(rewritten), "\"");
   if (outputs.empty() && inputs.empty()) {
     absl::StrAppend(&statement, " ::: \"memory\");");
   } else {
@@ -1756,9 +1853,9 @@ absl::Status KernelEmitter::EmitFor(const Op& op) {
   const Value* iv = op.region(0).argument(0);
   const int64_t unroll = op.GetInt("unroll");
   if (unroll > 1) body_.Raw(absl::StrCat("#pragma unroll ", unroll, "\n"));
-  Line(absl::StrCat("for (kir_i64 ", Var(iv), " = ", Var(op.operand_value(0)), "; ",
-                    Var(iv), " < ", Var(op.operand_value(1)), "; ", Var(iv),
-                    " += ", Var(op.operand_value(2)), ") {"));
+  Line(absl::StrCat("for (kir_i64 ", Var(iv), " = ", Var(op.operand_value(0)),
+                    "; ", Var(iv), " < ", Var(op.operand_value(1)), "; ",
+                    Var(iv), " += ", Var(op.operand_value(2)), ") {"));
   body_.Indent();
   KIR_RETURN_IF_ERROR(EmitRegion(op.region(0)));
   body_.Dedent();
@@ -1779,7 +1876,8 @@ const Op* ZeroInitSelect(const Op& op, bool* zero_when_true) {
   for (absl::string_view name : {"n", "a_major", "b_major"}) {
     if (then_op.GetAttr(name) != else_op.GetAttr(name)) return nullptr;
   }
-  if (then_op.GetFlag("zero_init") == else_op.GetFlag("zero_init")) return nullptr;
+  if (then_op.GetFlag("zero_init") == else_op.GetFlag("zero_init"))
+    return nullptr;
   for (int i = 0; i < then_op.num_operands(); ++i) {
     const Operand& a = then_op.operand(i);
     const Operand& b = else_op.operand(i);
@@ -1794,8 +1892,9 @@ absl::Status KernelEmitter::EmitIf(const Op& op) {
   bool zero_when_true = false;
   if (const Op* wgmma = ZeroInitSelect(op, &zero_when_true)) {
     body_.LineDirective(wgmma->loc());
-    return EmitWgmma(*wgmma, absl::StrCat("static_cast<kir_u32>(",
-                                          zero_when_true ? "!" : "", Var(condition), ")"));
+    return EmitWgmma(
+        *wgmma, absl::StrCat("static_cast<kir_u32>(", zero_when_true ? "!" : "",
+                             Var(condition), ")"));
   }
   if (IsElectedIssue(op)) {
     Line(absl::StrCat("{  // issued by the ", Var(condition),
@@ -1825,8 +1924,9 @@ absl::Status KernelEmitter::EmitIf(const Op& op) {
 
 absl::Status KernelEmitter::EmitRole(const Op& op) {
   need_warp_ = true;
-  Line(absl::StrCat("if (kir_warp >= ", op.GetInt("warp_begin"), " && kir_warp < ",
-                    op.GetInt("warp_end"), ") {  // role @", op.GetString("name")));
+  Line(absl::StrCat("if (kir_warp >= ", op.GetInt("warp_begin"),
+                    " && kir_warp < ", op.GetInt("warp_end"), ") {  // role @",
+                    op.GetString("name")));
   body_.Indent();
   KIR_RETURN_IF_ERROR(EmitRegion(op.region(0)));
   body_.Dedent();
@@ -1923,17 +2023,19 @@ absl::StatusOr<std::string> EmitCuda(const Module& module,
     absl::StatusOr<CudaKernelAbi> abi = GetCudaKernelAbi(*kernel);
     if (!abi.ok()) return abi.status();
     if (!symbols.insert(abi->symbol).second) {
-      return Error(kernel->loc()) << "kernel @" << kernel->name()
-                                  << " has the same CUDA name as an earlier one: "
-                                  << abi->symbol;
+      return Error(kernel->loc())
+             << "kernel @" << kernel->name()
+             << " has the same CUDA name as an earlier one: " << abi->symbol;
     }
     KernelEmitter emitter(*kernel, *abi, options, runtime);
     absl::StrAppend(&kernels, "\n");
     KIR_RETURN_IF_ERROR(emitter.Emit(kernels));
   }
-  std::string source = module.source != nullptr ? module.source->name : "<module>";
+  std::string source =
+      module.source != nullptr ? module.source->name : "<module>";
   return absl::StrCat("// CUDA C++ for sm_90a generated by kir from ", source,
-                      ". Do not edit.\n", CudaPrelude(), "\n", runtime.Text(), kernels);
+                      ". Do not edit.\n", CudaPrelude(), "\n", runtime.Text(),
+                      kernels);
 }
 
 }  // namespace kir

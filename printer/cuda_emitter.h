@@ -71,8 +71,8 @@ struct CudaKernelArg {
   std::string cuda_type;  // as written in the kernel signature
   // Scalars and sizes: their type; tensors, maps, workspaces: the element.
   DType dtype = DType::kI32;
-  int size_bytes = 0;   // of the argument itself (8 for a pointer)
-  int align_bytes = 0;  // of the argument itself
+  int size_bytes = 0;            // of the argument itself (8 for a pointer)
+  int align_bytes = 0;           // of the argument itself
   const Value* value = nullptr;  // the parameter, size or workspace value
   // kWorkspace: bytes to allocate (over the sizes) and their alignment.
   std::optional<IndexExpr> workspace_bytes;

@@ -49,7 +49,8 @@ std::unique_ptr<Module> ParseFile(const std::string& path) {
 }
 
 std::unique_ptr<Module> Parse(absl::string_view text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text, "test.kir");
+  absl::StatusOr<std::unique_ptr<Module>> module =
+      ParseModuleString(text, "test.kir");
   EXPECT_TRUE(module.ok()) << module.status();
   return module.ok() ? std::move(*module) : nullptr;
 }
@@ -60,7 +61,8 @@ std::string EmitOrDie(const Module& module) {
   return cuda.ok() ? *cuda : "";
 }
 
-std::vector<std::string> FilesIn(const std::string& directory, absl::string_view suffix) {
+std::vector<std::string> FilesIn(const std::string& directory,
+                                 absl::string_view suffix) {
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(directory)) {
     const std::string path = entry.path().string();
@@ -71,10 +73,10 @@ std::vector<std::string> FilesIn(const std::string& directory, absl::string_view
 }
 
 // Skips the test when NVRTC cannot be loaded here.
-#define KIR_REQUIRE_NVRTC()                                           \
-  do {                                                                \
-    absl::StatusOr<std::string> version = NvrtcVersion();             \
-    if (!version.ok()) GTEST_SKIP() << version.status().message();    \
+#define KIR_REQUIRE_NVRTC()                                        \
+  do {                                                             \
+    absl::StatusOr<std::string> version = NvrtcVersion();          \
+    if (!version.ok()) GTEST_SKIP() << version.status().message(); \
   } while (false)
 
 NvrtcOptions TestNvrtcOptions() {
@@ -100,7 +102,9 @@ TEST(CudaEmitterTest, EveryLoweredExampleCompilesToAnSm90aCubin) {
     absl::StatusOr<std::string> cubin =
         CompileToCubin(cuda, "sm_90a", TestNvrtcOptions());
     ASSERT_TRUE(cubin.ok()) << cubin.status();
-    EXPECT_EQ(cubin->substr(0, 4), "\x7f" "ELF");
+    EXPECT_EQ(cubin->substr(0, 4),
+              "\x7f"
+              "ELF");
   }
 }
 
@@ -119,7 +123,8 @@ TEST(CudaEmitterTest, EveryOpKindButSplitKCompiles) {
         << Mnemonic(kind) << " is not used by testdata/cuda/all_ops.kir";
   }
   const std::string cuda = EmitOrDie(*module);
-  absl::StatusOr<std::string> cubin = CompileToCubin(cuda, "sm_90a", TestNvrtcOptions());
+  absl::StatusOr<std::string> cubin =
+      CompileToCubin(cuda, "sm_90a", TestNvrtcOptions());
   ASSERT_TRUE(cubin.ok()) << cubin.status();
 }
 
@@ -136,11 +141,13 @@ TEST(CudaEmitterTest, EpiloguePtxKeepsTheLoweredOrder) {
   ASSERT_TRUE(ptx.ok()) << ptx.status();
   size_t at = 0;
   for (const char* instruction :
-       {"stmatrix.sync.aligned.m8n8.x4.shared.b16", "fence.proxy.async.shared::cta",
-        "bar.sync 0", "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
+       {"stmatrix.sync.aligned.m8n8.x4.shared.b16",
+        "fence.proxy.async.shared::cta", "bar.sync 0",
+        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
         "cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read 1"}) {
     const size_t found = ptx->find(instruction, at);
-    ASSERT_NE(found, std::string::npos) << instruction << " missing after offset " << at;
+    ASSERT_NE(found, std::string::npos)
+        << instruction << " missing after offset " << at;
     at = found + 1;
   }
 }
@@ -151,8 +158,8 @@ TEST(CudaEmitterTest, EpiloguePtxKeepsTheLoweredOrder) {
 
 std::string FindFileCheck() {
   if (const char* path = std::getenv("FILECHECK")) return path;
-  for (const char* path : {"/usr/lib/llvm-19/bin/FileCheck", "/usr/bin/FileCheck-19",
-                           "/usr/bin/FileCheck"}) {
+  for (const char* path : {"/usr/lib/llvm-19/bin/FileCheck",
+                           "/usr/bin/FileCheck-19", "/usr/bin/FileCheck"}) {
     if (access(path, X_OK) == 0) return path;
   }
   return "";
@@ -160,7 +167,8 @@ std::string FindFileCheck() {
 
 // Runs FileCheck with `check_file` on `input`; returns its output, empty on
 // success.
-std::string RunFileCheck(const std::string& filecheck, const std::string& check_file,
+std::string RunFileCheck(const std::string& filecheck,
+                         const std::string& check_file,
                          const std::string& input) {
   const std::string input_path =
       absl::StrCat(testing::TempDir(), "/filecheck_input_", getpid(), ".txt");
@@ -173,7 +181,8 @@ std::string RunFileCheck(const std::string& filecheck, const std::string& check_
   if (pipe == nullptr) return "cannot run FileCheck";
   char chunk[4096];
   size_t read;
-  while ((read = fread(chunk, 1, sizeof(chunk), pipe)) > 0) output.append(chunk, read);
+  while ((read = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
+    output.append(chunk, read);
   const int status = pclose(pipe);
   std::remove(input_path.c_str());
   if (status == 0) return "";
@@ -183,7 +192,8 @@ std::string RunFileCheck(const std::string& filecheck, const std::string& check_
 TEST(CudaEmitterTest, GoldensHold) {
   const std::string filecheck = FindFileCheck();
   if (filecheck.empty()) GTEST_SKIP() << "FileCheck not found (set FILECHECK)";
-  const std::vector<std::string> goldens = FilesIn(TestdataPath("cuda"), ".kir");
+  const std::vector<std::string> goldens =
+      FilesIn(TestdataPath("cuda"), ".kir");
   ASSERT_GE(goldens.size(), 8u);
   for (const std::string& path : goldens) {
     SCOPED_TRACE(path);
@@ -193,7 +203,8 @@ TEST(CudaEmitterTest, GoldensHold) {
     const std::string run_line = text.substr(run, text.find('\n', run) - run);
     ASSERT_TRUE(absl::StrContains(run_line, "--emit=cuda")) << run_line;
     const bool expect_error = absl::StrContains(run_line, "RUN: not ");
-    absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text, path);
+    absl::StatusOr<std::unique_ptr<Module>> module =
+        ParseModuleString(text, path);
     ASSERT_TRUE(module.ok()) << module.status();
     absl::StatusOr<std::string> cuda = EmitCuda(**module);
     ASSERT_EQ(cuda.ok(), !expect_error) << cuda.status();
@@ -209,7 +220,8 @@ TEST(CudaEmitterTest, GoldensHold) {
 // Every asm statement whose instruction fences, waits, copies, accesses
 // memory or touches an mbarrier has a "memory" clobber (hopper-ptx.md R12).
 TEST(CudaEmitterTest, AsmThatTouchesMemoryHasAMemoryClobber) {
-  std::vector<std::string> paths = FilesIn(TestdataPath("examples"), ".lowered.kir");
+  std::vector<std::string> paths =
+      FilesIn(TestdataPath("examples"), ".lowered.kir");
   paths.push_back(TestdataPath("cuda/all_ops.kir"));
   int checked = 0;
   for (const std::string& path : paths) {
@@ -245,8 +257,10 @@ TEST(CudaEmitterTest, ElectedSingleIssueRegionIsPredicatedNotBranched) {
   EXPECT_FALSE(absl::StrContains(cuda, "if (v_elected)"));
   EXPECT_TRUE(absl::StrContains(
       cuda, "kir_tma_store_2d_if(static_cast<kir_u32>(v_elected), &v_out_map"));
-  EXPECT_TRUE(absl::StrContains(cuda, "kir_bulk_commit_if(static_cast<kir_u32>(v_elected));"));
-  EXPECT_TRUE(absl::StrContains(cuda, "@kir_p cp.async.bulk.tensor.2d.global.shared::cta"));
+  EXPECT_TRUE(absl::StrContains(
+      cuda, "kir_bulk_commit_if(static_cast<kir_u32>(v_elected));"));
+  EXPECT_TRUE(absl::StrContains(
+      cuda, "@kir_p cp.async.bulk.tensor.2d.global.shared::cta"));
   // The warp test stays a (warp-uniform) branch.
   EXPECT_TRUE(absl::StrContains(cuda, "if (v_is_warp0) {"));
 }
@@ -267,8 +281,10 @@ TEST(CudaEmitterTest, WaitsUseThePendingGroupCount) {
   ASSERT_NE(module, nullptr);
   const std::string cuda = EmitOrDie(*module);
   // In the loop %t@1 leaves this sub-tile's group pending; at exit none.
-  EXPECT_TRUE(absl::StrContains(cuda, "kir_bulk_wait_read_if<1>(static_cast<kir_u32>(v_elected));"));
-  EXPECT_TRUE(absl::StrContains(cuda, "kir_bulk_wait_read_if<0>(static_cast<kir_u32>(v_elected_exit));"));
+  EXPECT_TRUE(absl::StrContains(
+      cuda, "kir_bulk_wait_read_if<1>(static_cast<kir_u32>(v_elected));"));
+  EXPECT_TRUE(absl::StrContains(
+      cuda, "kir_bulk_wait_read_if<0>(static_cast<kir_u32>(v_elected_exit));"));
 }
 
 TEST(CudaEmitterTest, LineDirectivesPointAtTheKirSource) {
@@ -305,9 +321,10 @@ TEST(CudaEmitterTest, UnloweredSplitKIsALocatedError) {
   ASSERT_FALSE(cuda.ok());
   EXPECT_TRUE(absl::StrContains(
       cuda.status().message(),
-      absl::StrCat(splitk->loc().ToString(),
-                   ": error: splitk must be lowered by serialize-split-k before "
-                   "emission")))
+      absl::StrCat(
+          splitk->loc().ToString(),
+          ": error: splitk must be lowered by serialize-split-k before "
+          "emission")))
       << cuda.status();
 }
 
@@ -341,7 +358,9 @@ kernel @plain(%c: global f32[64, 64]) block(128) {
   ASSERT_NE(module, nullptr);
   absl::StatusOr<std::string> cuda = EmitCuda(*module);
   ASSERT_FALSE(cuda.ok());
-  EXPECT_TRUE(absl::StrContains(cuda.status().message(), "test.kir:8:3: error: wgmma operand A (%sa) must be a swizzled shared allocation"))
+  EXPECT_TRUE(absl::StrContains(cuda.status().message(),
+                                "test.kir:8:3: error: wgmma operand A (%sa) "
+                                "must be a swizzled shared allocation"))
       << cuda.status();
 }
 
@@ -368,9 +387,12 @@ kernel @consts(%o: global bf16[8], %p: global f16[8]) block(32) {
   const std::string cuda = EmitOrDie(*module);
   EXPECT_TRUE(absl::StrContains(cuda, "v_a = kir_bf16{0x3dcd}")) << cuda;
   EXPECT_TRUE(absl::StrContains(cuda, "v_b = kir_f16{0x2e66}"));
-  EXPECT_TRUE(absl::StrContains(cuda, "v_c = kir_f16{0x7c00}"));  // ties to even: inf
-  EXPECT_TRUE(absl::StrContains(cuda, "v_d = kir_f16{0x0001}"));  // smallest subnormal
-  EXPECT_TRUE(absl::StrContains(cuda, "v_e = kir_bf16{0x3f80}"));  // 1 + 2^-8: tie, even
+  EXPECT_TRUE(
+      absl::StrContains(cuda, "v_c = kir_f16{0x7c00}"));  // ties to even: inf
+  EXPECT_TRUE(
+      absl::StrContains(cuda, "v_d = kir_f16{0x0001}"));  // smallest subnormal
+  EXPECT_TRUE(absl::StrContains(
+      cuda, "v_e = kir_bf16{0x3f80}"));  // 1 + 2^-8: tie, even
   EXPECT_TRUE(absl::StrContains(cuda, "v_f = kir_bf16{0x8000}"));
 }
 
@@ -390,12 +412,14 @@ TEST(CudaAbiTest, ParametersThenSizesThenWorkspaces) {
     kinds.push_back(arg.kind);
   }
   using Kind = CudaKernelArg::Kind;
-  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c", "ws", "ws_map", "alpha",
-                                             "M", "N", "K", "S", "sem"}));
-  EXPECT_EQ(kinds, (std::vector<Kind>{Kind::kTensor, Kind::kTensor, Kind::kTensor,
-                                      Kind::kTensor, Kind::kTensorMap, Kind::kScalar,
-                                      Kind::kSize, Kind::kSize, Kind::kSize,
-                                      Kind::kSize, Kind::kWorkspace}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"a", "b", "c", "ws", "ws_map", "alpha",
+                                      "M", "N", "K", "S", "sem"}));
+  EXPECT_EQ(kinds,
+            (std::vector<Kind>{Kind::kTensor, Kind::kTensor, Kind::kTensor,
+                               Kind::kTensor, Kind::kTensorMap, Kind::kScalar,
+                               Kind::kSize, Kind::kSize, Kind::kSize,
+                               Kind::kSize, Kind::kWorkspace}));
   EXPECT_EQ(abi->args[0].cuda_type, "kir_bf16*");
   EXPECT_EQ(abi->args[4].cuda_type, "const __grid_constant__ kir_tensor_map");
   EXPECT_EQ(abi->args[4].size_bytes, 128);
@@ -406,8 +430,8 @@ TEST(CudaAbiTest, ParametersThenSizesThenWorkspaces) {
   EXPECT_EQ(sem.cuda_type, "kir_i32*");
   ASSERT_TRUE(sem.workspace_bytes.has_value());
   // i32[cdiv(M, 64), cdiv(N, 64)] for M = 100, N = 72: 2 * 2 * 4 bytes.
-  const std::optional<int64_t> bytes =
-      sem.workspace_bytes->Evaluate([&](const Value* size) -> std::optional<int64_t> {
+  const std::optional<int64_t> bytes = sem.workspace_bytes->Evaluate(
+      [&](const Value* size) -> std::optional<int64_t> {
         if (size->name() == "M") return 100;
         if (size->name() == "N") return 72;
         return std::nullopt;
@@ -419,10 +443,13 @@ TEST(CudaAbiTest, ParametersThenSizesThenWorkspaces) {
   // The signature lists the arguments in the ABI's order.
   const std::string cuda = EmitOrDie(*module);
   EXPECT_TRUE(absl::StrContains(
-      cuda, "splitk_gemm(\n    kir_bf16* v_a,\n    kir_bf16* v_b,\n    kir_bf16* v_c,\n"
-            "    float* v_ws,\n    const __grid_constant__ kir_tensor_map v_ws_map,\n"
-            "    float v_alpha,\n    kir_i64 v_M,\n    kir_i64 v_N,\n    kir_i64 v_K,\n"
-            "    kir_i64 v_S,\n    kir_i32* v_sem) {"))
+      cuda,
+      "splitk_gemm(\n    kir_bf16* v_a,\n    kir_bf16* v_b,\n    kir_bf16* "
+      "v_c,\n"
+      "    float* v_ws,\n    const __grid_constant__ kir_tensor_map v_ws_map,\n"
+      "    float v_alpha,\n    kir_i64 v_M,\n    kir_i64 v_N,\n    kir_i64 "
+      "v_K,\n"
+      "    kir_i64 v_S,\n    kir_i32* v_sem) {"))
       << cuda;
 }
 
@@ -478,9 +505,10 @@ kernel @misplaced() block(32) {
   ASSERT_NE(module, nullptr);
   absl::StatusOr<CudaKernelAbi> abi = GetCudaKernelAbi(*module->kernels[0]);
   ASSERT_FALSE(abi.ok());
-  EXPECT_TRUE(absl::StrContains(abi.status().message(),
-                                "test.kir:3:3: error: shared allocation %s has offset "
-                                "128, not a multiple of its alignment 1024"))
+  EXPECT_TRUE(
+      absl::StrContains(abi.status().message(),
+                        "test.kir:3:3: error: shared allocation %s has offset "
+                        "128, not a multiple of its alignment 1024"))
       << abi.status();
 }
 
@@ -499,8 +527,9 @@ kernel @my.kernel() block(32) {
     ASSERT_TRUE(abi.ok());
     symbols.push_back(abi->symbol);
   }
-  EXPECT_EQ(symbols, (std::vector<std::string>{"kir_kernel_int", "kir_kernel_kir_swizzle",
-                                               "my_kernel"}));
+  EXPECT_EQ(symbols,
+            (std::vector<std::string>{"kir_kernel_int",
+                                      "kir_kernel_kir_swizzle", "my_kernel"}));
 }
 
 }  // namespace

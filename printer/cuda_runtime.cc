@@ -35,7 +35,8 @@ std::string AsmStatement(const std::vector<std::string>& ptx,
                          const std::vector<std::string>& inputs,
                          bool is_volatile, bool memory,
                          absl::string_view indent) {
-  std::string text = absl::StrCat(indent, is_volatile ? "asm volatile(" : "asm(");
+  std::string text =
+      absl::StrCat(indent, is_volatile ? "asm volatile(" : "asm(");
   if (ptx.size() == 1) {
     absl::StrAppend(&text, "\"", ptx[0], "\"");
   } else {
@@ -67,9 +68,9 @@ std::string AsmStatement(const std::vector<std::string>& ptx,
 // branch around it.
 std::vector<std::string> Predicate(const std::vector<std::string>& ptx,
                                    int predicate) {
-  std::vector<std::string> lines = {"{", ".reg .pred kir_p;",
-                                    absl::StrCat("setp.ne.b32 kir_p, %",
-                                                 predicate, ", 0;")};
+  std::vector<std::string> lines = {
+      "{", ".reg .pred kir_p;",
+      absl::StrCat("setp.ne.b32 kir_p, %", predicate, ", 0;")};
   if (ptx.size() == 1) {
     lines.push_back(absl::StrCat("@kir_p ", ptx[0]));
   } else {
@@ -85,12 +86,13 @@ std::string Render(AsmFunction fn, bool predicated) {
   if (predicated) {
     fn.name += "_if";
     fn.params.insert(fn.params.begin(), "kir_u32 issue");
-    fn.ptx = Predicate(fn.ptx, static_cast<int>(fn.outputs.size() +
-                                                fn.inputs.size()));
+    fn.ptx = Predicate(fn.ptx,
+                       static_cast<int>(fn.outputs.size() + fn.inputs.size()));
     fn.inputs.push_back("\"r\"(issue)");
   }
   std::string text;
-  if (!fn.template_header.empty()) absl::StrAppend(&text, fn.template_header, "\n");
+  if (!fn.template_header.empty())
+    absl::StrAppend(&text, fn.template_header, "\n");
   absl::StrAppend(&text, kInline, fn.result_type, " ", fn.name, "(",
                   absl::StrJoin(fn.params, ", "), ") {\n", fn.prologue,
                   AsmStatement(fn.ptx, fn.outputs, fn.inputs, fn.is_volatile,
@@ -129,7 +131,8 @@ std::vector<std::string> CoordinateParams(int rank) {
 
 std::vector<std::string> CoordinateInputs(int rank) {
   std::vector<std::string> inputs;
-  for (int i = 0; i < rank; ++i) inputs.push_back(absl::StrCat("\"r\"(c", i, ")"));
+  for (int i = 0; i < rank; ++i)
+    inputs.push_back(absl::StrCat("\"r\"(c", i, ")"));
   return inputs;
 }
 
@@ -178,7 +181,9 @@ extern __shared__ __align__(1024) kir_u8 kir_smem[];
 )";
 }
 
-std::string CudaRuntime::Text() const { return absl::StrJoin(definitions_, "\n"); }
+std::string CudaRuntime::Text() const {
+  return absl::StrJoin(definitions_, "\n");
+}
 
 std::string CudaRuntime::Define(const std::string& name,
                                 const std::string& definition) {
@@ -190,14 +195,17 @@ std::string CudaRuntime::Define(const std::string& name,
 // Addressing.
 
 std::string CudaRuntime::SmemAddress() {
-  return Define("kir_smem_u32", absl::StrCat(kInline, R"(kir_u32 kir_smem_u32(const void* p) {
+  return Define("kir_smem_u32",
+                absl::StrCat(kInline, R"(kir_u32 kir_smem_u32(const void* p) {
   return static_cast<kir_u32>(__cvta_generic_to_shared(p));
 }
 )"));
 }
 
 std::string CudaRuntime::Swizzle() {
-  return Define("kir_swizzle", R"(// TMA/wgmma swizzle of S bytes (32, 64, 128): the 16-byte chunk index within
+  return Define(
+      "kir_swizzle",
+      R"(// TMA/wgmma swizzle of S bytes (32, 64, 128): the 16-byte chunk index within
 // a 128-byte line is XORed with the line index mod S/16 (CUTLASS
 // Swizzle<log2(S/16), 4, 3>). Offsets are from a base aligned to 8*S bytes.
 template <int S>
@@ -208,7 +216,9 @@ __device__ __forceinline__ kir_i32 kir_swizzle(kir_i32 offset) {
 }
 
 std::string CudaRuntime::FloorDiv() {
-  return Define("kir_floordiv", absl::StrCat(kInline, R"(kir_i64 kir_floordiv(kir_i64 a, kir_i64 b) {
+  return Define(
+      "kir_floordiv",
+      absl::StrCat(kInline, R"(kir_i64 kir_floordiv(kir_i64 a, kir_i64 b) {
   const kir_i64 q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
@@ -216,7 +226,9 @@ std::string CudaRuntime::FloorDiv() {
 }
 
 std::string CudaRuntime::FloorMod() {
-  return Define("kir_floormod", absl::StrCat(kInline, R"(kir_i64 kir_floormod(kir_i64 a, kir_i64 b) {
+  return Define(
+      "kir_floormod",
+      absl::StrCat(kInline, R"(kir_i64 kir_floormod(kir_i64 a, kir_i64 b) {
   const kir_i64 r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
@@ -225,7 +237,9 @@ std::string CudaRuntime::FloorMod() {
 
 std::string CudaRuntime::CeilDiv() {
   FloorDiv();
-  return Define("kir_cdiv", absl::StrCat(kInline, R"(kir_i64 kir_cdiv(kir_i64 a, kir_i64 b) {
+  return Define(
+      "kir_cdiv",
+      absl::StrCat(kInline, R"(kir_i64 kir_cdiv(kir_i64 a, kir_i64 b) {
   return -kir_floordiv(-a, b);
 }
 )"));
@@ -253,11 +267,12 @@ std::string CudaRuntime::ToF32(DType half) {
 std::string CudaRuntime::FromF32(DType half) {
   const std::string type = HalfName(half);
   const std::string name = absl::StrCat("kir_", type, "_of_f32");
-  return Define(name, absl::StrCat(kInline, "kir_", type, " ", name,
-                                   "(float x) {\n  kir_", type,
-                                   " r;\n  asm(\"cvt.rn.", type,
-                                   ".f32 %0, %1;\" : \"=h\"(r.bits) : \"f\"(x));\n"
-                                   "  return r;\n}\n"));
+  return Define(
+      name,
+      absl::StrCat(kInline, "kir_", type, " ", name, "(float x) {\n  kir_",
+                   type, " r;\n  asm(\"cvt.rn.", type,
+                   ".f32 %0, %1;\" : \"=h\"(r.bits) : \"f\"(x));\n"
+                   "  return r;\n}\n"));
 }
 
 std::string CudaRuntime::FromInt(DType half, DType integer) {
@@ -293,11 +308,11 @@ std::string CudaRuntime::HalfOp(absl::string_view op, DType half) {
   }
   if (op == "fma") {
     return Define(
-        name, absl::StrCat(kInline, ctype, " ", name, "(", ctype, " a, ", ctype,
-                           " b, ", ctype, " c) {\n  ", ctype,
-                           " r;\n  asm(\"fma.rn.", type,
-                           " %0, %1, %2, %3;\" : \"=h\"(r.bits) : \"h\"(a.bits), "
-                           "\"h\"(b.bits), \"h\"(c.bits));\n  return r;\n}\n"));
+        name, absl::StrCat(
+                  kInline, ctype, " ", name, "(", ctype, " a, ", ctype, " b, ",
+                  ctype, " c) {\n  ", ctype, " r;\n  asm(\"fma.rn.", type,
+                  " %0, %1, %2, %3;\" : \"=h\"(r.bits) : \"h\"(a.bits), "
+                  "\"h\"(b.bits), \"h\"(c.bits));\n  return r;\n}\n"));
   }
   if (op == "neg" || op == "abs") {
     return Define(name, absl::StrCat(kInline, ctype, " ", name, "(", ctype,
@@ -311,9 +326,10 @@ std::string CudaRuntime::HalfOp(absl::string_view op, DType half) {
   const std::string from = FromF32(half);
   if (op == "div" || op == "rem") {
     const std::string f32 = op == "div" ? "__fdiv_rn" : "fmodf";
-    return Define(name, absl::StrCat(kInline, ctype, " ", name, "(", ctype,
-                                     " a, ", ctype, " b) {\n  return ", from,
-                                     "(", f32, "(", to, "(a), ", to, "(b)));\n}\n"));
+    return Define(
+        name, absl::StrCat(kInline, ctype, " ", name, "(", ctype, " a, ", ctype,
+                           " b) {\n  return ", from, "(", f32, "(", to, "(a), ",
+                           to, "(b)));\n}\n"));
   }
   KIR_CHECK(op == "exp" || op == "sqrt") << "unknown 16-bit op " << op;
   const std::string f32 = op == "exp" ? "expf" : "__fsqrt_rn";
@@ -323,7 +339,9 @@ std::string CudaRuntime::HalfOp(absl::string_view op, DType half) {
 }
 
 std::string CudaRuntime::Pack2() {
-  return Define("kir_pack2", R"(// Two 16-bit values in one b32 register, the first in the low half.
+  return Define(
+      "kir_pack2",
+      R"(// Two 16-bit values in one b32 register, the first in the low half.
 template <typename H>
 __device__ __forceinline__ kir_u32 kir_pack2(H lo, H hi) {
   return static_cast<kir_u32>(lo.bits) | (static_cast<kir_u32>(hi.bits) << 16);
@@ -360,8 +378,9 @@ std::string CudaRuntime::ElectSync() {
   fn.outputs = {"\"=r\"(elected)"};
   fn.memory = false;
   fn.epilogue = "  return elected != 0;\n";
-  return Define(fn.name, absl::StrCat("// Call with the whole warp converged.\n",
-                                      Render(fn, false)));
+  return Define(fn.name,
+                absl::StrCat("// Call with the whole warp converged.\n",
+                             Render(fn, false)));
 }
 
 std::string CudaRuntime::Shuffle(absl::string_view mode) {
@@ -566,17 +585,18 @@ std::string CudaRuntime::CpAsyncWait(bool predicated) {
 
 std::string CudaRuntime::TmaLoad(int rank, bool multicast, bool predicated) {
   AsmFunction fn;
-  fn.name = absl::StrCat("kir_tma_load_", rank, "d", multicast ? "_multicast" : "");
+  fn.name =
+      absl::StrCat("kir_tma_load_", rank, "d", multicast ? "_multicast" : "");
   fn.params = {"kir_u32 dst", "const kir_tensor_map* map"};
   for (std::string& param : CoordinateParams(rank)) fn.params.push_back(param);
   fn.params.push_back("kir_u32 bar");
   if (multicast) fn.params.push_back("kir_u16 cta_mask");
-  fn.ptx = {absl::StrCat(
-      "cp.async.bulk.tensor.", rank,
-      "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-      multicast ? ".multicast::cluster" : "", " [%0], [%1, ",
-      Coordinates(rank, 2), "], [%", rank + 2, "]",
-      multicast ? absl::StrCat(", %", rank + 3) : "", ";")};
+  fn.ptx = {
+      absl::StrCat("cp.async.bulk.tensor.", rank,
+                   "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                   multicast ? ".multicast::cluster" : "", " [%0], [%1, ",
+                   Coordinates(rank, 2), "], [%", rank + 2, "]",
+                   multicast ? absl::StrCat(", %", rank + 3) : "", ";")};
   fn.inputs = {"\"r\"(dst)", "\"l\"(map)"};
   for (std::string& input : CoordinateInputs(rank)) fn.inputs.push_back(input);
   fn.inputs.push_back("\"r\"(bar)");
@@ -626,8 +646,9 @@ std::string CudaRuntime::BulkLoad(bool predicated) {
   fn.template_header = "template <int BYTES>";
   fn.name = "kir_bulk_load";
   fn.params = {"kir_u32 dst", "const void* src", "kir_u32 bar"};
-  fn.ptx = {"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
-            " [%0], [%1], %2, [%3];"};
+  fn.ptx = {
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1], %2, [%3];"};
   fn.inputs = {"\"r\"(dst)", "\"l\"(src)", "\"n\"(BYTES)", "\"r\"(bar)"};
   return Define(fn.name + Suffix(predicated), Render(fn, predicated));
 }
@@ -653,7 +674,8 @@ std::string CudaRuntime::BulkWait(bool read, bool predicated) {
   AsmFunction fn;
   fn.template_header = "template <int N>";
   fn.name = read ? "kir_bulk_wait_read" : "kir_bulk_wait";
-  fn.ptx = {absl::StrCat("cp.async.bulk.wait_group", read ? ".read" : "", " %0;")};
+  fn.ptx = {
+      absl::StrCat("cp.async.bulk.wait_group", read ? ".read" : "", " %0;")};
   fn.inputs = {"\"n\"(N)"};
   return Define(fn.name + Suffix(predicated), Render(fn, predicated));
 }
@@ -685,7 +707,9 @@ std::string CudaRuntime::WgmmaWait() {
 }
 
 std::string CudaRuntime::WgmmaDescriptor() {
-  return Define("kir_wgmma_desc", R"(// A wgmma shared-memory matrix descriptor: start address, leading and stride
+  return Define(
+      "kir_wgmma_desc",
+      R"(// A wgmma shared-memory matrix descriptor: start address, leading and stride
 // byte offsets (all >> 4) and the layout (1: 128B, 2: 64B, 3: 32B swizzle).
 __device__ __forceinline__ kir_u64 kir_wgmma_desc(kir_u32 addr, kir_u32 lbo, kir_u32 sbo,
                                                   kir_u32 layout) {
@@ -708,12 +732,13 @@ std::string CudaRuntime::Wgmma(int n, DType dtype, DType accumulator,
   // f32 accumulators: N/2 registers; f16: N/4 b32 registers of two halves.
   const int num_d = f32_acc ? n / 2 : n / 4;
   AsmFunction fn;
-  fn.template_header =
-      a_in_registers ? "template <int TRANS_B>" : "template <int TRANS_A, int TRANS_B>";
+  fn.template_header = a_in_registers ? "template <int TRANS_B>"
+                                      : "template <int TRANS_A, int TRANS_B>";
   fn.name = name;
   std::vector<std::string> d_regs;
   for (int i = 0; i < num_d; ++i) {
-    fn.outputs.push_back(absl::StrCat(f32_acc ? "\"+f\"(d" : "\"+r\"(d", i, ")"));
+    fn.outputs.push_back(
+        absl::StrCat(f32_acc ? "\"+f\"(d" : "\"+r\"(d", i, ")"));
     d_regs.push_back(absl::StrCat("%", i));
   }
   std::string a_operand;
@@ -723,8 +748,8 @@ std::string CudaRuntime::Wgmma(int n, DType dtype, DType accumulator,
       fn.params.push_back(absl::StrCat("kir_u32 a", i));
       fn.inputs.push_back(absl::StrCat("\"r\"(a", i, ")"));
     }
-    a_operand = absl::StrCat("{%", next, ", %", next + 1, ", %", next + 2, ", %",
-                             next + 3, "}");
+    a_operand = absl::StrCat("{%", next, ", %", next + 1, ", %", next + 2,
+                             ", %", next + 3, "}");
     next += 4;
   } else {
     fn.params.push_back("kir_u64 desc_a");
@@ -748,16 +773,19 @@ std::string CudaRuntime::Wgmma(int n, DType dtype, DType accumulator,
     fn.params.push_back(absl::StrCat(f32_acc ? "float& d" : "kir_u32& d", i));
   }
   const std::string acc = f32_acc ? "f32" : "f16";
-  fn.ptx = {"{", ".reg .pred p;", absl::StrCat("setp.ne.b32 p, %", scale, ", 0;"),
-            absl::StrCat("wgmma.mma_async.sync.aligned.m64n", n, "k16.", acc, ".",
-                         type, ".", type, " {", absl::StrJoin(d_regs, ", "), "}, ",
-                         a_operand, ", %", b, ", p, 1, 1", trans, ";"),
-            "}"};
+  fn.ptx = {
+      "{", ".reg .pred p;", absl::StrCat("setp.ne.b32 p, %", scale, ", 0;"),
+      absl::StrCat("wgmma.mma_async.sync.aligned.m64n", n, "k16.", acc, ".",
+                   type, ".", type, " {", absl::StrJoin(d_regs, ", "), "}, ",
+                   a_operand, ", %", b, ", p, 1, 1", trans, ";"),
+      "}"};
   return Define(name, Render(fn, false));
 }
 
 std::string CudaRuntime::FenceOperands() {
-  return Define("kir_fence_operands", R"(// Pins register values in program order around wgmma: an access of `r`
+  return Define(
+      "kir_fence_operands",
+      R"(// Pins register values in program order around wgmma: an access of `r`
 // cannot move across this point (CUTLASS warpgroup_fence_operand).
 template <int N>
 __device__ __forceinline__ void kir_fence_operands(float (&r)[N]) {
@@ -778,7 +806,9 @@ __device__ __forceinline__ void kir_fence_operands(H (&r)[N]) {
 }
 
 std::string CudaRuntime::PackedHalves() {
-  return Define("kir_packed_get", R"(// 16-bit register buffers that are wgmma accumulators hold two elements per
+  return Define(
+      "kir_packed_get",
+      R"(// 16-bit register buffers that are wgmma accumulators hold two elements per
 // b32 word, as wgmma writes them: element i is half i % 2 of word i / 2.
 template <typename H>
 __device__ __forceinline__ H kir_packed_get(const kir_u32* words, kir_i32 i) {
@@ -862,10 +892,10 @@ std::string CudaRuntime::SemRelease(absl::string_view scope, bool predicated) {
 namespace {
 
 struct AtomicTypes {
-  std::string ctype;       // C++ value type
-  std::string constraint;  // asm constraint letter
-  std::string ptx_type;    // .s32, .u64, .f32, .noftz.bf16, ...
-  std::string bits;        // how to get the asm operand from a value `v`
+  std::string ctype;          // C++ value type
+  std::string constraint;     // asm constraint letter
+  std::string ptx_type;       // .s32, .u64, .f32, .noftz.bf16, ...
+  std::string bits;           // how to get the asm operand from a value `v`
   bool float_minmax = false;  // f32 min/max: done on the integer bits
 };
 
@@ -888,9 +918,10 @@ AtomicTypes AtomicTypesFor(absl::string_view op, DType dtype) {
     case DType::kF16:
     case DType::kBF16: {
       const std::string half = HalfName(dtype);
-      t = {absl::StrCat("kir_", half), "h",
-           op == "add" ? absl::StrCat(".noftz.", half) : absl::StrCat(".", half),
-           "v.bits"};
+      t = {
+          absl::StrCat("kir_", half), "h",
+          op == "add" ? absl::StrCat(".noftz.", half) : absl::StrCat(".", half),
+          "v.bits"};
       break;
     }
     default:
@@ -910,9 +941,10 @@ std::string CudaRuntime::Atomic(absl::string_view op, DType dtype,
       absl::StrCat("kir_atomic_", op, "_", order, "_", scope, "_",
                    shared ? "shared" : "global", "_", DTypeName(dtype));
   if (Has(name)) return name;
-  const std::string prefix = absl::StrCat("atom.", order, ".", scope,
-                                          shared ? ".shared::cta" : ".global", ".");
-  const std::string addr_param = shared ? "kir_u32 addr" : absl::StrCat(t.ctype, "* addr");
+  const std::string prefix = absl::StrCat(
+      "atom.", order, ".", scope, shared ? ".shared::cta" : ".global", ".");
+  const std::string addr_param =
+      shared ? "kir_u32 addr" : absl::StrCat(t.ctype, "* addr");
   const std::string addr_input = shared ? "\"r\"(addr)" : "\"l\"(addr)";
   std::string text;
   if (t.float_minmax) {
@@ -941,8 +973,10 @@ std::string CudaRuntime::Atomic(absl::string_view op, DType dtype,
   fn.params = {addr_param, absl::StrCat(t.ctype, " v")};
   fn.prologue = absl::StrCat("  ", t.ctype, " old;\n");
   fn.ptx = {absl::StrCat(prefix, op, t.ptx_type, " %0, [%1], %2;")};
-  fn.outputs = {absl::StrCat("\"=", t.constraint, "\"(old", half ? ".bits" : "", ")")};
-  fn.inputs = {addr_input, absl::StrCat("\"", t.constraint, "\"(", t.bits, ")")};
+  fn.outputs = {
+      absl::StrCat("\"=", t.constraint, "\"(old", half ? ".bits" : "", ")")};
+  fn.inputs = {addr_input,
+               absl::StrCat("\"", t.constraint, "\"(", t.bits, ")")};
   fn.epilogue = "  return old;\n";
   return Define(name, Render(fn, false));
 }
@@ -956,9 +990,10 @@ std::string CudaRuntime::Reduce(absl::string_view op, DType dtype,
       absl::StrCat("kir_red_", op, "_", order, "_", scope, "_",
                    shared ? "shared" : "global", "_", DTypeName(dtype));
   if (Has(name + Suffix(predicated))) return name + Suffix(predicated);
-  const std::string prefix = absl::StrCat("red.", order, ".", scope,
-                                          shared ? ".shared::cta" : ".global", ".");
-  const std::string addr_param = shared ? "kir_u32 addr" : absl::StrCat(t.ctype, "* addr");
+  const std::string prefix = absl::StrCat(
+      "red.", order, ".", scope, shared ? ".shared::cta" : ".global", ".");
+  const std::string addr_param =
+      shared ? "kir_u32 addr" : absl::StrCat(t.ctype, "* addr");
   const std::string addr_input = shared ? "\"r\"(addr)" : "\"l\"(addr)";
   if (t.float_minmax) {
     const std::string flip = op == "min" ? "max" : "min";
@@ -990,7 +1025,8 @@ std::string CudaRuntime::Reduce(absl::string_view op, DType dtype,
   fn.name = name;
   fn.params = {addr_param, absl::StrCat(t.ctype, " v")};
   fn.ptx = {absl::StrCat(prefix, op, t.ptx_type, " [%0], %1;")};
-  fn.inputs = {addr_input, absl::StrCat("\"", t.constraint, "\"(", t.bits, ")")};
+  fn.inputs = {addr_input,
+               absl::StrCat("\"", t.constraint, "\"(", t.bits, ")")};
   return Define(name + Suffix(predicated), Render(fn, predicated));
 }
 

@@ -21,11 +21,14 @@ namespace {
 int Precedence(IndexExpr::Kind kind) {
   switch (kind) {
     case IndexExpr::Kind::kAdd:
-    case IndexExpr::Kind::kSub: return 1;
+    case IndexExpr::Kind::kSub:
+      return 1;
     case IndexExpr::Kind::kMul:
     case IndexExpr::Kind::kDiv:
-    case IndexExpr::Kind::kMod: return 2;
-    default: return 3;
+    case IndexExpr::Kind::kMod:
+      return 2;
+    default:
+      return 3;
   }
 }
 
@@ -103,7 +106,8 @@ void Printer::AppendIndexExpr(const IndexExpr& expr) {
     case IndexExpr::Kind::kSize:
       AppendValue(expr.size());
       return;
-    default: break;
+    default:
+      break;
   }
   if (const char* function = IndexExpr::FunctionName(expr.kind())) {
     out_ += function;
@@ -179,11 +183,21 @@ void Printer::AppendString(absl::string_view text) {
   out_ += '"';
   for (char c : text) {
     switch (c) {
-      case '"': out_ += "\\\""; break;
-      case '\\': out_ += "\\\\"; break;
-      case '\n': out_ += "\\n"; break;
-      case '\t': out_ += "\\t"; break;
-      default: out_ += c; break;
+      case '"':
+        out_ += "\\\"";
+        break;
+      case '\\':
+        out_ += "\\\\";
+        break;
+      case '\n':
+        out_ += "\\n";
+        break;
+      case '\t':
+        out_ += "\\t";
+        break;
+      default:
+        out_ += c;
+        break;
     }
   }
   out_ += '"';

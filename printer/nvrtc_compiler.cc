@@ -140,19 +140,21 @@ void Sha256Block(const unsigned char* block, std::array<uint32_t, 8>& state) {
            (uint32_t{block[4 * i + 2]} << 8) | uint32_t{block[4 * i + 3]};
   }
   for (int i = 16; i < 64; ++i) {
-    const uint32_t s0 =
-        RotateRight(w[i - 15], 7) ^ RotateRight(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    const uint32_t s1 =
-        RotateRight(w[i - 2], 17) ^ RotateRight(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    const uint32_t s0 = RotateRight(w[i - 15], 7) ^ RotateRight(w[i - 15], 18) ^
+                        (w[i - 15] >> 3);
+    const uint32_t s1 = RotateRight(w[i - 2], 17) ^ RotateRight(w[i - 2], 19) ^
+                        (w[i - 2] >> 10);
     w[i] = w[i - 16] + s0 + w[i - 7] + s1;
   }
   uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
   uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
   for (int i = 0; i < 64; ++i) {
-    const uint32_t s1 = RotateRight(e, 6) ^ RotateRight(e, 11) ^ RotateRight(e, 25);
+    const uint32_t s1 =
+        RotateRight(e, 6) ^ RotateRight(e, 11) ^ RotateRight(e, 25);
     const uint32_t choose = (e & f) ^ (~e & g);
     const uint32_t t1 = h + s1 + choose + kRoundConstants[i] + w[i];
-    const uint32_t s0 = RotateRight(a, 2) ^ RotateRight(a, 13) ^ RotateRight(a, 22);
+    const uint32_t s0 =
+        RotateRight(a, 2) ^ RotateRight(a, 13) ^ RotateRight(a, 22);
     const uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
     const uint32_t t2 = s0 + majority;
     h = g;
@@ -191,7 +193,7 @@ std::string CacheDirectory(const NvrtcOptions& options) {
 // mkdir -p; false when the directory cannot be made.
 bool MakeDirectories(const std::string& path) {
   if (path.empty()) return false;
-  for (size_t slash = path.find('/', 1); ; slash = path.find('/', slash + 1)) {
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
     const std::string prefix = path.substr(0, slash);
     if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
     if (slash == std::string::npos) break;
@@ -232,8 +234,10 @@ void WriteFileAtomically(const std::string& path, absl::string_view contents) {
 
 enum class Output { kPtx, kCubin };
 
-absl::StatusOr<std::string> Compile(absl::string_view source, absl::string_view arch,
-                                    const NvrtcOptions& options, Output output) {
+absl::StatusOr<std::string> Compile(absl::string_view source,
+                                    absl::string_view arch,
+                                    const NvrtcOptions& options,
+                                    Output output) {
   const absl::StatusOr<Nvrtc>& loaded = GetNvrtc();
   if (!loaded.ok()) return loaded.status();
   const Nvrtc& nvrtc = *loaded;
@@ -270,12 +274,12 @@ absl::StatusOr<std::string> Compile(absl::string_view source, absl::string_view 
 
   nvrtcProgram program = nullptr;
   const std::string text(source);
-  nvrtcResult result = nvrtc.CreateProgram(&program, text.c_str(),
-                                           options.program_name.c_str(), 0,
-                                           nullptr, nullptr);
+  nvrtcResult result =
+      nvrtc.CreateProgram(&program, text.c_str(), options.program_name.c_str(),
+                          0, nullptr, nullptr);
   if (result != kNvrtcSuccess) {
-    return absl::InternalError(absl::StrCat("nvrtcCreateProgram: ",
-                                            nvrtc.GetErrorString(result)));
+    return absl::InternalError(
+        absl::StrCat("nvrtcCreateProgram: ", nvrtc.GetErrorString(result)));
   }
   std::vector<const char*> flag_pointers;
   for (const std::string& flag : flags) flag_pointers.push_back(flag.c_str());
@@ -283,7 +287,8 @@ absl::StatusOr<std::string> Compile(absl::string_view source, absl::string_view 
                                 flag_pointers.data());
   size_t log_size = 0;
   std::string log;
-  if (nvrtc.GetProgramLogSize(program, &log_size) == kNvrtcSuccess && log_size > 1) {
+  if (nvrtc.GetProgramLogSize(program, &log_size) == kNvrtcSuccess &&
+      log_size > 1) {
     log.resize(log_size);
     nvrtc.GetProgramLog(program, &log[0]);
     log.resize(std::strlen(log.c_str()));
@@ -296,7 +301,8 @@ absl::StatusOr<std::string> Compile(absl::string_view source, absl::string_view 
   }
   size_t size = 0;
   std::string compiled;
-  result = cubin ? nvrtc.GetCUBINSize(program, &size) : nvrtc.GetPTXSize(program, &size);
+  result = cubin ? nvrtc.GetCUBINSize(program, &size)
+                 : nvrtc.GetPTXSize(program, &size);
   if (result == kNvrtcSuccess) {
     compiled.resize(size);
     result = cubin ? nvrtc.GetCUBIN(program, &compiled[0])
@@ -304,11 +310,12 @@ absl::StatusOr<std::string> Compile(absl::string_view source, absl::string_view 
   }
   nvrtc.DestroyProgram(&program);
   if (result != kNvrtcSuccess) {
-    return absl::InternalError(absl::StrCat("NVRTC output: ",
-                                            nvrtc.GetErrorString(result)));
+    return absl::InternalError(
+        absl::StrCat("NVRTC output: ", nvrtc.GetErrorString(result)));
   }
   // PTX comes with its terminating NUL.
-  if (!cubin && !compiled.empty() && compiled.back() == '\0') compiled.pop_back();
+  if (!cubin && !compiled.empty() && compiled.back() == '\0')
+    compiled.pop_back();
   if (!cache_path.empty()) WriteFileAtomically(cache_path, compiled);
   return compiled;
 }
@@ -316,12 +323,14 @@ absl::StatusOr<std::string> Compile(absl::string_view source, absl::string_view 
 }  // namespace
 
 std::string Sha256Hex(absl::string_view data) {
-  std::array<uint32_t, 8> state = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::array<uint32_t, 8> state = {0x6a09e667, 0xbb67ae85, 0x3c6ef372,
+                                   0xa54ff53a, 0x510e527f, 0x9b05688c,
+                                   0x1f83d9ab, 0x5be0cd19};
   const uint64_t bit_length = static_cast<uint64_t>(data.size()) * 8;
   size_t offset = 0;
   for (; offset + 64 <= data.size(); offset += 64) {
-    Sha256Block(reinterpret_cast<const unsigned char*>(data.data()) + offset, state);
+    Sha256Block(reinterpret_cast<const unsigned char*>(data.data()) + offset,
+                state);
   }
   // The tail, the 0x80 marker, zeros and the 64-bit length: one or two blocks.
   unsigned char tail[128] = {};
@@ -330,15 +339,18 @@ std::string Sha256Hex(absl::string_view data) {
   tail[rest] = 0x80;
   const size_t blocks = rest + 1 + 8 <= 64 ? 1 : 2;
   for (int i = 0; i < 8; ++i) {
-    tail[blocks * 64 - 1 - i] = static_cast<unsigned char>(bit_length >> (8 * i));
+    tail[blocks * 64 - 1 - i] =
+        static_cast<unsigned char>(bit_length >> (8 * i));
   }
   for (size_t i = 0; i < blocks; ++i) Sha256Block(tail + 64 * i, state);
   std::string hex;
-  for (uint32_t word : state) absl::StrAppend(&hex, absl::Hex(word, absl::kZeroPad8));
+  for (uint32_t word : state)
+    absl::StrAppend(&hex, absl::Hex(word, absl::kZeroPad8));
   return hex;
 }
 
-absl::StatusOr<std::string> CompileToPtx(absl::string_view source, absl::string_view arch,
+absl::StatusOr<std::string> CompileToPtx(absl::string_view source,
+                                         absl::string_view arch,
                                          const NvrtcOptions& options) {
   return Compile(source, arch, options, Output::kPtx);
 }

@@ -50,22 +50,27 @@ TEST(Sha256Test, KnownVectors) {
   EXPECT_EQ(Sha256Hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   // 56 bytes: the length goes into a second padding block.
-  EXPECT_EQ(Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(
+      Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   EXPECT_EQ(Sha256Hex(std::string(1000, 'a')),
             "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
 }
 
 TEST(NvrtcCompilerTest, CompilesToPtxAndCubin) {
   KIR_REQUIRE_NVRTC();
-  absl::StatusOr<std::string> ptx = CompileToPtx(kKernel, "compute_90a", Uncached());
+  absl::StatusOr<std::string> ptx =
+      CompileToPtx(kKernel, "compute_90a", Uncached());
   ASSERT_TRUE(ptx.ok()) << ptx.status();
   EXPECT_TRUE(absl::StrContains(*ptx, ".target sm_90a"));
   EXPECT_TRUE(absl::StrContains(*ptx, ".entry scale("));
   EXPECT_NE(ptx->back(), '\0');
-  absl::StatusOr<std::string> cubin = CompileToCubin(kKernel, "sm_90a", Uncached());
+  absl::StatusOr<std::string> cubin =
+      CompileToCubin(kKernel, "sm_90a", Uncached());
   ASSERT_TRUE(cubin.ok()) << cubin.status();
-  EXPECT_EQ(cubin->substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(cubin->substr(0, 4),
+            "\x7f"
+            "ELF");
 }
 
 TEST(NvrtcCompilerTest, ErrorsCarryTheLog) {
@@ -79,7 +84,8 @@ TEST(NvrtcCompilerTest, ErrorsCarryTheLog) {
   EXPECT_EQ(ptx.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(ptx.status().message(), "broken.cu(1)"))
       << ptx.status();
-  EXPECT_TRUE(absl::StrContains(ptx.status().message(), "undeclared")) << ptx.status();
+  EXPECT_TRUE(absl::StrContains(ptx.status().message(), "undeclared"))
+      << ptx.status();
 }
 
 // NVRTC copies inline asm into the PTX unchecked; ptxas rejects it, which
@@ -90,9 +96,11 @@ TEST(NvrtcCompilerTest, InvalidInlinePtxIsCaughtByTheCubinPath) {
 extern "C" __global__ void k() { asm volatile("not.an.instruction;" ::: "memory"); }
 )";
   EXPECT_TRUE(CompileToPtx(kBadAsm, "compute_90a", Uncached()).ok());
-  absl::StatusOr<std::string> cubin = CompileToCubin(kBadAsm, "sm_90a", Uncached());
+  absl::StatusOr<std::string> cubin =
+      CompileToCubin(kBadAsm, "sm_90a", Uncached());
   ASSERT_FALSE(cubin.ok());
-  EXPECT_TRUE(absl::StrContains(cubin.status().message(), "ptxas")) << cubin.status();
+  EXPECT_TRUE(absl::StrContains(cubin.status().message(), "ptxas"))
+      << cubin.status();
 }
 
 TEST(NvrtcCompilerTest, ArchitectureMustMatchTheOutput) {
@@ -105,7 +113,8 @@ TEST(NvrtcCompilerTest, CachesByContentAndOptions) {
   KIR_REQUIRE_NVRTC();
   NvrtcOptions options;
   options.cache_dir = FreshDirectory("kir_nvrtc_cache");
-  absl::StatusOr<std::string> first = CompileToCubin(kKernel, "sm_90a", options);
+  absl::StatusOr<std::string> first =
+      CompileToCubin(kKernel, "sm_90a", options);
   ASSERT_TRUE(first.ok()) << first.status();
   std::vector<fs::path> entries;
   for (const auto& entry : fs::directory_iterator(options.cache_dir)) {
@@ -115,16 +124,21 @@ TEST(NvrtcCompilerTest, CachesByContentAndOptions) {
   EXPECT_EQ(entries[0].extension(), ".cubin");
   // A second compilation reads the entry: make it recognizable.
   std::ofstream(entries[0], std::ios::binary | std::ios::trunc) << "cached";
-  absl::StatusOr<std::string> second = CompileToCubin(kKernel, "sm_90a", options);
+  absl::StatusOr<std::string> second =
+      CompileToCubin(kKernel, "sm_90a", options);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(*second, "cached");
   // Other options, another key.
   options.line_info = false;
-  absl::StatusOr<std::string> third = CompileToCubin(kKernel, "sm_90a", options);
+  absl::StatusOr<std::string> third =
+      CompileToCubin(kKernel, "sm_90a", options);
   ASSERT_TRUE(third.ok());
-  EXPECT_EQ(third->substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(third->substr(0, 4),
+            "\x7f"
+            "ELF");
   // PTX is a different entry too.
-  absl::StatusOr<std::string> ptx = CompileToPtx(kKernel, "compute_90a", options);
+  absl::StatusOr<std::string> ptx =
+      CompileToPtx(kKernel, "compute_90a", options);
   ASSERT_TRUE(ptx.ok());
   EXPECT_TRUE(absl::StrContains(*ptx, ".entry scale("));
   int count = 0;
@@ -140,7 +154,8 @@ TEST(NvrtcCompilerTest, CacheDirectoryFromTheEnvironment) {
   KIR_REQUIRE_NVRTC();
   const std::string directory = FreshDirectory("kir_nvrtc_env_cache");
   setenv("KIR_CACHE_DIR", directory.c_str(), 1);
-  absl::StatusOr<std::string> ptx = CompileToPtx(kKernel, "compute_90a", NvrtcOptions());
+  absl::StatusOr<std::string> ptx =
+      CompileToPtx(kKernel, "compute_90a", NvrtcOptions());
   unsetenv("KIR_CACHE_DIR");
   ASSERT_TRUE(ptx.ok()) << ptx.status();
   EXPECT_TRUE(fs::exists(directory));

@@ -1,8 +1,6 @@
 // Printer tests: the canonical layout of headers, launch dimensions,
 // attributes and numbers, PrintOp and PrintKernel, and the pending-group
 // comments.
-#include "printer/kir_printer.h"
-
 #include <limits>
 #include <memory>
 #include <string>
@@ -10,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "parser/parser.h"
+#include "printer/kir_printer.h"
 
 namespace kir {
 namespace {
@@ -63,18 +62,19 @@ TEST(PrinterTest, IndexExpressionsKeepTheirMeaning) {
 }
 
 TEST(PrinterTest, AttributesInSpecOrderWithoutDefaults) {
-  EXPECT_EQ(Reprint(R"(kernel @k() {
+  EXPECT_EQ(
+      Reprint(R"(kernel @k() {
   %s = alloc.shared {offset = 256, pad = 0, swizzle = 64, align = 16} : shared f32[64]
   %c = const 0 : index
   %f = ldmatrix %s[%c] {trans, count = 4} : vec<4xf32>
   %r = ldmatrix %s[%c] {count = 2} : vec<2xf32>
 })"),
-            "kernel @k() grid(1) block(1) {\n"
-            "  %s = alloc.shared {swizzle = 64, offset = 256} : shared f32[64]\n"
-            "  %c = const 0 : index\n"
-            "  %f = ldmatrix %s[%c] {trans} : vec<4xf32>\n"
-            "  %r = ldmatrix %s[%c] {count = 2} : vec<2xf32>\n"
-            "}\n");
+      "kernel @k() grid(1) block(1) {\n"
+      "  %s = alloc.shared {swizzle = 64, offset = 256} : shared f32[64]\n"
+      "  %c = const 0 : index\n"
+      "  %f = ldmatrix %s[%c] {trans} : vec<4xf32>\n"
+      "  %r = ldmatrix %s[%c] {count = 2} : vec<2xf32>\n"
+      "}\n");
 }
 
 TEST(PrinterTest, FloatsRoundTripAndLookLikeFloats) {
@@ -119,8 +119,7 @@ TEST(PrinterTest, StringsAreEscaped) {
   Module module;
   module.kernels.push_back(std::make_unique<Kernel>("k"));
   OpBuilder b(module.kernels[0]->body());
-  b.Create(OpKind::kPtx, {},
-           {{"text", Attribute::String("a\"b\\c\nd\te")}});
+  b.Create(OpKind::kPtx, {}, {{"text", Attribute::String("a\"b\\c\nd\te")}});
   EXPECT_EQ(PrintModule(module),
             "kernel @k() grid(1) block(1) {\n"
             "  ptx \"a\\\"b\\\\c\\nd\\te\" ()\n"

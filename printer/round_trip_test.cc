@@ -84,14 +84,16 @@ std::vector<Case> CollectCases() {
 std::string Scramble(const std::string& text, uint32_t seed) {
   std::mt19937 random(seed);
   static const char* const kSeparators[] = {
-      " ",         "  ",   "\n",     "\n      ", "\t",  " // note: a { b } %c\n",
-      "\n\n   ",   "\r\n", " //\n",  "\n// -- comment -- \"x\n  "};
+      " ",       "  ",
+      "\n",      "\n      ",
+      "\t",      " // note: a { b } %c\n",
+      "\n\n   ", "\r\n",
+      " //\n",   "\n// -- comment -- \"x\n  "};
   constexpr int kNumSeparators = sizeof(kSeparators) / sizeof(kSeparators[0]);
   Lexer lexer(text);
   std::string out;
   const char* previous_end = nullptr;
-  for (Token token = lexer.Next(); !token.is(Tok::kEof);
-       token = lexer.Next()) {
+  for (Token token = lexer.Next(); !token.is(Tok::kEof); token = lexer.Next()) {
     EXPECT_FALSE(token.is(Tok::kError)) << lexer.error();
     if (token.is(Tok::kError)) break;
     if (previous_end != nullptr) {
@@ -142,8 +144,8 @@ TEST_P(RoundTripTest, ScrambledWhitespaceAndCommentsPrintTheSame) {
     const std::string scrambled = Scramble(c.text, seed);
     absl::StatusOr<std::unique_ptr<Module>> parsed =
         ParseModuleString(scrambled, c.name + " (scrambled)");
-    ASSERT_TRUE(parsed.ok()) << "seed " << seed << ": "
-                             << parsed.status().message();
+    ASSERT_TRUE(parsed.ok())
+        << "seed " << seed << ": " << parsed.status().message();
     EXPECT_EQ(PrintModule(**parsed, options), expected) << "seed " << seed;
   }
 }
@@ -172,8 +174,7 @@ TEST(ScrambleTest, ChangesTheTextButKeepsTokens) {
       "kernel @k(%x: f32) block(128) {\n  %c = const -1 : index\n}\n";
   const std::string scrambled = Scramble(text, 7);
   EXPECT_NE(scrambled, text);
-  absl::StatusOr<std::unique_ptr<Module>> parsed =
-      ParseModuleString(scrambled);
+  absl::StatusOr<std::unique_ptr<Module>> parsed = ParseModuleString(scrambled);
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_EQ(PrintModule(**parsed), PrintModule(**ParseModuleString(text)));
 }

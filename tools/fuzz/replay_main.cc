@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()),
                            bytes.size());
   }
-  std::printf("kir_fuzz_replay: %zu inputs replayed, all round-trip\n",
+  std::printf("kir_fuzz_replay: %zu inputs replayed, none failed\n",
               inputs.size());
   return 0;
 }

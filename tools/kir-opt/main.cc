@@ -22,7 +22,9 @@
 #include "parser/parser.h"
 #include "passes/pass.h"
 #include "passes/pipeline.h"
+#include "printer/cuda_emitter.h"
 #include "printer/kir_printer.h"
+#include "printer/nvrtc_compiler.h"
 #include "tools/kir-opt/split_input.h"
 #include "tools/kir-opt/verify_diagnostics.h"
 
@@ -51,7 +53,9 @@ Testing:
                            expected-warning and expected-note directives
 Output:
   -o FILE                  write the output to FILE (default stdout)
-  --emit=kir               output format (only kir for now)
+  --emit=kir|cuda|ptx|cubin
+                           output: kir text (default), the CUDA C++ translation
+                           unit, PTX for compute_90a, or an sm_90a cubin (NVRTC)
   --print-effects          print each op's effects instead of the IR
   --print-provenance       print loc(inserted ...) on inserted ops
   --print-pending          print the groups each wait leaves pending
@@ -219,9 +223,10 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   }
   if (flags.help || flags.list_passes) return flags;
   if (!input_given) return UsageError("no input file (use '-' for stdin)");
-  if (flags.emit != "kir") {
+  if (flags.emit != "kir" && flags.emit != "cuda" && flags.emit != "ptx" &&
+      flags.emit != "cubin") {
     return UsageError(absl::StrCat("unsupported --emit value '", flags.emit,
-                                   "' (supported: kir)"));
+                                   "' (supported: kir, cuda, ptx, cubin)"));
   }
   if (!flags.print_ir_after.empty() &&
       FindPass(flags.print_ir_after) == nullptr) {
@@ -316,6 +321,19 @@ std::string PrintModuleEffects(const Module& module) {
   return out;
 }
 
+// Emits CUDA C++ and, for `ptx` and `cubin`, compiles it with NVRTC.
+absl::Status EmitTarget(const Module& module, absl::string_view target,
+                        std::string& output) {
+  absl::StatusOr<std::string> cuda = EmitCuda(module);
+  if (!cuda.ok()) return cuda.status();
+  absl::StatusOr<std::string> compiled = *cuda;
+  if (target == "ptx") compiled = CompileToPtx(*cuda);
+  if (target == "cubin") compiled = CompileToCubin(*cuda);
+  if (!compiled.ok()) return compiled.status();
+  output = *std::move(compiled);
+  return absl::OkStatus();
+}
+
 // Parses, verifies, transforms and prints one input (or one part of it).
 absl::Status ProcessSource(std::shared_ptr<const SourceFile> source,
                            const Flags& flags, const Pipeline& pipeline,
@@ -340,6 +358,7 @@ absl::Status ProcessSource(std::shared_ptr<const SourceFile> source,
   options.reproducer_path = flags.reproducer;
   status = RunPipeline(**module, pipeline, options, std::cerr);
   if (!status.ok()) return status;
+  if (flags.emit != "kir") return EmitTarget(**module, flags.emit, output);
   output = flags.print_effects ? PrintModuleEffects(**module)
                                : PrintModule(**module, options.print);
   return absl::OkStatus();
