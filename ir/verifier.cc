@@ -1984,6 +1984,16 @@ void Verifier::CheckNamedBarriers() {
 // Rules that need the thread analysis (V31-V35, V45, V46).
 
 void Verifier::CheckWithThreadAnalysis() {
+  // The analysis costs time in proportion to the kernel; skip it when no op
+  // is subject to these rules.
+  auto needs_analysis = [](const Op* op) {
+    const ExecClass exec = FactsOf(op->kind()).exec;
+    return IsCommit(op->kind()) || IsWait(op->kind()) ||
+           exec == ExecClass::kWarpCollective ||
+           exec == ExecClass::kWarpgroupCollective ||
+           exec == ExecClass::kSingleIssue;
+  };
+  if (std::none_of(ops_.begin(), ops_.end(), needs_analysis)) return;
   ThreadAnalysis analysis(kernel_);
   for (const Op* op : ops_) {
     if (IsCommit(op->kind())) CheckCommitThreads(analysis, *op);
