@@ -1987,11 +1987,8 @@ void Verifier::CheckWithThreadAnalysis() {
   // The analysis costs time in proportion to the kernel; skip it when no op
   // is subject to these rules.
   auto needs_analysis = [](const Op* op) {
-    const ExecClass exec = FactsOf(op->kind()).exec;
     return IsCommit(op->kind()) || IsWait(op->kind()) ||
-           exec == ExecClass::kWarpCollective ||
-           exec == ExecClass::kWarpgroupCollective ||
-           exec == ExecClass::kSingleIssue;
+           FactsOf(op->kind()).exec != ExecClass::kPerThread;
   };
   if (std::none_of(ops_.begin(), ops_.end(), needs_analysis)) return;
   ThreadAnalysis analysis(kernel_);

@@ -17,8 +17,11 @@ BEGIN = "<!-- bench-table:begin -->"
 END = "<!-- bench-table:end -->"
 
 
-def _ops(count):
-  return f"{count / 1e6:g}M" if count >= 1e6 - 10 else f"{count / 1e3:.0f}k"
+def _count(count):
+  """10k, 100k, 1M: the generator lands a few ops short of round sizes."""
+  if count >= 999_500:
+    return f"{count / 1e6:.3g}M"
+  return f"{count / 1e3:.3g}k"
 
 
 def _seconds(value):
@@ -27,25 +30,28 @@ def _seconds(value):
 
 def render(results):
   lines = [
-      "| ops | tool | bytes | time | Mops/s | MB/s | kir-opt speed-up |",
-      "|---:|---|---:|---:|---:|---:|---:|",
+      "| ops | tool | bytes | time | ops/s | MB/s | peak RSS "
+      "| kir-opt speed per op |",
+      "|---:|---|---:|---:|---:|---:|---:|---:|",
   ]
   for row in results["rows"]:
     for tool, name in (("kir", "kir-opt"), ("mlir", "mlir-opt-19")):
       m = row[tool]
       speedup = f"**{row['speedup']:.2f}x**" if tool == "kir" else ""
       lines.append(
-          f"| {_ops(row['ops'])} | {name} | {m['bytes'] / 1e6:.1f} MB "
-          f"| {_seconds(m['seconds'])} | {m['ops_per_second'] / 1e6:.2f} "
-          f"| {m['mb_per_second']:.1f} | {speedup} |")
+          f"| {_count(row['ops'])} | {name} | {m['bytes'] / 1e6:.1f} MB "
+          f"| {_seconds(m['seconds'])} | {_count(m['ops_per_second'])} "
+          f"| {m['mb_per_second']:.1f} | {m['max_rss_kib'] / 1024:.0f} MiB "
+          f"| {speedup} |")
   steps = ", ".join(
-      f"{_ops(s['from_ops'])}->{_ops(s['to_ops'])}: kir-opt "
+      f"{_count(s['from_ops'])} to {_count(s['to_ops'])} ops: kir-opt "
       f"{s['kir_time_ratio']:.1f}x, mlir-opt {s['mlir_time_ratio']:.1f}x"
       for s in results["linearity"])
   lines.append("")
   lines.append(
       f"Median of {results['repeat']} runs of `TOOL FILE -o /dev/null` (parse, "
-      f"verify, print) on {results['machine']['cpu']}, {results['date']}; "
+      f"verify, print) on {results['machine']['cpu']} "
+      f"({results['machine']['cores']} cores), {results['date']}; "
       f"kir-opt {results['kir_opt']['build_type']} build, "
       f"{results['mlir_opt']['version']}. Time for 10x the ops: {steps}.")
   return "\n".join(lines)
