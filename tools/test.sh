@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything, and runs every test: ctest
-# (unit tests, lit goldens, fuzz regressions), then the round-trip fuzzer
-# under AddressSanitizer: first over its regression inputs, then for
+# (unit tests, lit goldens), then, in a clang build with libFuzzer and
+# AddressSanitizer, the fuzz_regressions ctest test (every input in
+# tools/fuzz/regressions/ once) and the round-trip fuzzer for
 # KIR_FUZZ_SECONDS (default 120) seeded with testdata/**/*.kir.
 #
 # Ends with "N passed, N failed" (each ctest test and each fuzz step counts
@@ -64,26 +65,23 @@ report_crash() {
   done
 }
 
-# fuzz_step NAME LOG ARG...: runs the fuzzer, counts and reports the result.
-fuzz_step() {
-  local name=$1 log=$2
-  shift 2
-  if "$fuzzer" -artifact_prefix="$crashes/" "$@" >"$log" 2>&1; then
-    passed=$((passed + 1))
-  else
-    printf 'error: %s failed (log: %s)\n' "$name" "${log#"$KIR_ROOT"/}" >&2
-    report_crash "$log"
-    failed=$((failed + 1))
-  fi
-}
-
 run_fuzzer() {
   rm -rf "$crashes"  # inputs from an earlier run were reported then
   mkdir -p "$crashes"
 
-  kir_note "fuzz: replaying $regressions"
-  fuzz_step "replaying the fuzz regressions" "$KIR_LOGS/fuzz-replay.log" \
-    -runs=0 "$regressions"
+  # The fuzz_regressions test runs the fuzzer once over each input there.
+  kir_note "ctest -R fuzz_regressions in build-fuzz (replays $regressions)"
+  local replay_log=$KIR_LOGS/fuzz-replay.log
+  if ctest --test-dir build-fuzz -R '^fuzz_regressions$' --output-on-failure \
+      >"$replay_log" 2>&1 &&
+     grep -q '100% tests passed, 0 tests failed out of 1' "$replay_log"; then
+    passed=$((passed + 1))
+  else
+    printf 'error: replaying the fuzz regressions failed (log: %s)\n' \
+      "${replay_log#"$KIR_ROOT"/}" >&2
+    report_crash "$replay_log"
+    failed=$((failed + 1))
+  fi
 
   local seconds=${KIR_FUZZ_SECONDS:-120} corpus=build-fuzz/corpus seeds=0
   local seed path
@@ -99,9 +97,15 @@ run_fuzzer() {
   local log=$KIR_LOGS/fuzz.log
   kir_note "fuzz: ${seconds}s from $seeds seeds (log: ${log#"$KIR_ROOT"/})"
   # New inputs go into the first directory; the regressions are read only.
-  fuzz_step "fuzzing" "$log" -dict=build-fuzz/tools/fuzz/kir.dict \
-    -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
-    "$corpus" "$regressions"
+  if "$fuzzer" -dict=build-fuzz/tools/fuzz/kir.dict -artifact_prefix="$crashes/" \
+      -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
+      "$corpus" "$regressions" >"$log" 2>&1; then
+    passed=$((passed + 1))
+  else
+    printf 'error: fuzzing failed (log: %s)\n' "${log#"$KIR_ROOT"/}" >&2
+    report_crash "$log"
+    failed=$((failed + 1))
+  fi
   # The last status line has the coverage, the final stats the executions.
   grep -E '^#[0-9]+' "$log" | tail -n 1 || true
   grep -E '^(Done |stat::number_of_executed_units|stat::average_exec_per_sec)' \

@@ -28,6 +28,38 @@ def _seconds(value):
   return f"{value * 1e3:.0f} ms" if value < 10 else f"{value:.1f} s"
 
 
+def _verdict(results):
+  """Sentences on the two targets, so the prose never drifts from the data."""
+  target = results["target_speedup"]
+  misses = [r for r in results["rows"] if r["speedup"] < target]
+  if misses:
+    where = ", ".join(f"{_count(r['ops'])} ops ({r['speedup']:.2f}x)"
+                      for r in misses)
+    speed = (f"kir-opt misses the per-op target (at least {target:g}x "
+             f"mlir-opt) at {where}.")
+  else:
+    speed = (f"kir-opt meets the per-op target (at least {target:g}x "
+             f"mlir-opt) at every size.")
+  steps = []
+  for i, s in enumerate(results["linearity"]):
+    bound = "the 11x bound for 10x the ops" if i == 0 else "it"
+    verdict = "within" if s["kir_linear"] else "over"
+    steps.append(
+        f"{s['kir_time_ratio']:.1f}x from {_count(s['from_ops'])} to "
+        f"{_count(s['to_ops'])} ops ({verdict} {bound}; mlir-opt "
+        f"{s['mlir_time_ratio']:.1f}x)")
+  if len(steps) > 1:
+    steps = [", ".join(steps[:-1]) + " and " + steps[-1]]
+  linear = f"kir-opt's time grows {steps[0]}." if steps else ""
+  largest = results["rows"][-1]
+  memory = (f"At {_count(largest['ops'])} ops the peak RSS is "
+            f"{largest['kir']['max_rss_kib'] * 1024 / largest['ops']:.0f} "
+            f"bytes per op for kir-opt and "
+            f"{largest['mlir']['max_rss_kib'] * 1024 / largest['ops']:.0f} "
+            f"for mlir-opt.")
+  return " ".join(part for part in (speed, linear, memory) if part)
+
+
 def render(results):
   lines = [
       "| ops | tool | bytes | time | ops/s | MB/s | peak RSS "
@@ -43,17 +75,15 @@ def render(results):
           f"| {_seconds(m['seconds'])} | {_count(m['ops_per_second'])} "
           f"| {m['mb_per_second']:.1f} | {m['max_rss_kib'] / 1024:.0f} MiB "
           f"| {speedup} |")
-  steps = ", ".join(
-      f"{_count(s['from_ops'])} to {_count(s['to_ops'])} ops: kir-opt "
-      f"{s['kir_time_ratio']:.1f}x, mlir-opt {s['mlir_time_ratio']:.1f}x"
-      for s in results["linearity"])
   lines.append("")
   lines.append(
       f"Median of {results['repeat']} runs of `TOOL FILE -o /dev/null` (parse, "
       f"verify, print) on {results['machine']['cpu']} "
       f"({results['machine']['cores']} cores), {results['date']}; "
       f"kir-opt {results['kir_opt']['build_type']} build, "
-      f"{results['mlir_opt']['version']}. Time for 10x the ops: {steps}.")
+      f"{results['mlir_opt']['version']}.")
+  lines.append("")
+  lines.append(_verdict(results))
   return "\n".join(lines)
 
 
