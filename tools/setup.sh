@@ -46,8 +46,7 @@ kir_install() {
   local sudo=()
   if ((EUID != 0)); then
     command -v sudo >/dev/null ||
-      kir_error "missing packages (${missing[*]}); run as root or install sudo" ||
-      return
+      kir_error "missing ${missing[*]}; run as root or install sudo" || return
     sudo=(sudo)
   fi
   local log=$KIR_LOGS/apt.log

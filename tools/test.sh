@@ -97,8 +97,9 @@ run_fuzzer() {
   local log=$KIR_LOGS/fuzz.log
   kir_note "fuzz: ${seconds}s from $seeds seeds (log: ${log#"$KIR_ROOT"/})"
   # New inputs go into the first directory; the regressions are read only.
-  if "$fuzzer" -dict=build-fuzz/tools/fuzz/kir.dict -artifact_prefix="$crashes/" \
-      -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
+  if "$fuzzer" -dict=build-fuzz/tools/fuzz/kir.dict \
+      -artifact_prefix="$crashes/" -max_total_time="$seconds" -timeout=10 \
+      -print_final_stats=1 \
       "$corpus" "$regressions" >"$log" 2>&1; then
     passed=$((passed + 1))
   else

@@ -3,9 +3,10 @@
 
 For each size, tools/bench/gen.py writes the kernel as .kir and as MLIR, and
 each tool parses, verifies and prints it (`TOOL FILE -o /dev/null`) --repeat
-times; the median wall time counts. Prints a table, checks that kir-opt is
-linear (10x the ops costs at most 11x the time) and at least --target times
-faster than mlir-opt per op, and writes everything to --json.
+times, the two tools taking turns; the median wall time counts. Prints a
+table, checks that kir-opt is linear (10x the ops costs at most 11x the
+time) and at least --target times faster than mlir-opt per op, and writes
+everything to --json.
 Exits non-zero if a tool fails or kir-opt misses a check.
 
 usage: run.py [--kir-opt PATH] [--mlir-opt PATH] [--sizes 10000,100000,...]
@@ -54,8 +55,7 @@ def time_once(command):
   return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
-def measure(command, repeat, size_bytes, ops):
-  runs = [time_once(command) for _ in range(repeat)]
+def summarize(runs, size_bytes, ops):
   seconds = statistics.median(wall for wall, _, _ in runs)
   return {
       "bytes": size_bytes,
@@ -129,11 +129,16 @@ def main():
       f.write(kir_text)
     with open(stem + ".mlir", "w") as f:
       f.write(mlir_text)
-    row = {"ops": ops}
-    row["kir"] = measure([args.kir_opt, stem + ".kir", "-o", os.devnull],
-                         args.repeat, len(kir_text), ops)
-    row["mlir"] = measure([args.mlir_opt, stem + ".mlir", "-o", os.devnull],
-                          args.repeat, len(mlir_text), ops)
+    # Alternate the tools so that both see the same background load.
+    kir_runs, mlir_runs = [], []
+    for _ in range(args.repeat):
+      kir_runs.append(
+          time_once([args.kir_opt, stem + ".kir", "-o", os.devnull]))
+      mlir_runs.append(
+          time_once([args.mlir_opt, stem + ".mlir", "-o", os.devnull]))
+    row = {"ops": ops,
+           "kir": summarize(kir_runs, len(kir_text), ops),
+           "mlir": summarize(mlir_runs, len(mlir_text), ops)}
     row["speedup"] = row["mlir"]["seconds"] / row["kir"]["seconds"]
     rows.append(row)
     print(f"measured {ops} ops", file=sys.stderr)

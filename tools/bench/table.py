@@ -77,9 +77,10 @@ def render(results):
           f"| {speedup} |")
   lines.append("")
   lines.append(
-      f"Median of {results['repeat']} runs of `TOOL FILE -o /dev/null` (parse, "
-      f"verify, print) on {results['machine']['cpu']} "
-      f"({results['machine']['cores']} cores), {results['date']}; "
+      f"Median of {results['repeat']} alternating runs of "
+      f"`TOOL FILE -o /dev/null` (parse, verify, print) on "
+      f"{results['machine']['cpu']} ({results['machine']['cores']} cores), "
+      f"{results['date']}; "
       f"kir-opt {results['kir_opt']['build_type']} build, "
       f"{results['mlir_opt']['version']}.")
   lines.append("")
