@@ -1,0 +1,95 @@
+// Runs one `// run:` directive: lowers the kernel with a pipeline, emits and
+// compiles it, binds sizes and inputs, launches it, checks its outputs
+// against references, and optionally times it.
+//
+// The CPU-only part (Prepare*, ValidateDirective) works without a GPU, so a
+// directive's mistakes are reported as located errors wherever kir-run runs,
+// never turned into a skip.
+#ifndef KIR_TOOLS_KIR_RUN_RUNNER_H_
+#define KIR_TOOLS_KIR_RUN_RUNNER_H_
+
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ir/ir.h"
+#include "ir/location.h"
+#include "printer/cuda_emitter.h"
+#include "printer/nvrtc_compiler.h"
+#include "tools/kir-run/directive.h"
+
+namespace kir {
+
+// A kernel lowered by a pipeline and compiled to an sm_90a cubin.
+struct PreparedKernel {
+  std::string pipeline; // as given; "" runs no pass
+  std::unique_ptr<Module> module;
+  const Kernel *kernel = nullptr;
+  CudaKernelAbi abi;
+  std::string cuda;
+  std::string cubin;
+  NvrtcCompileInfo compile;
+  // From ptxas -v, when it reported them.
+  std::optional<int64_t> spill_store_bytes, spill_load_bytes;
+};
+
+// Parses `source`, runs `pipeline` over it (verifying after each pass),
+// emits CUDA and compiles it. `kernel_name` empty: the whole module is
+// compiled and `kernel` is the first one. `dump_dir` non-empty: writes
+// <stem>[.<tag>].{kir,cu,cubin} there.
+absl::StatusOr<PreparedKernel>
+PrepareKernel(const std::shared_ptr<const SourceFile> &source,
+              const std::string &pipeline, const std::string &kernel_name,
+              const std::string &dump_dir, const std::string &dump_tag);
+
+// Checks a directive against the (unlowered) module: the kernel exists,
+// every size, tensor and scalar parameter is bound with a value of the
+// right kind, every check names a tensor parameter, and every reference
+// names a parameter or size and has the output's shape.
+absl::Status ValidateDirective(const RunDirective &directive,
+                               const Module &module);
+
+struct RunOptions {
+  // Overrides every directive's `pipeline=`; unset: the directive's, else
+  // no pass.
+  std::optional<std::string> pipeline;
+  // --compare-pipelines P1 P2: both variants, checked, then timed.
+  std::vector<std::string> compare_pipelines;
+  bool bench = false;
+  int warmup = 10;
+  int iterations = 50; // timed launches per measurement
+  int repeats = 5;     // measurements per variant, for the spread
+  std::string dump_dir;
+};
+
+// Exit codes of kir-run (and of one directive's child process).
+inline constexpr int kExitPassed = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitHang = 3;
+inline constexpr int kExitNoGpu = 77;
+
+// Runs directive `index` (0-based) of `source` in this process; prints a
+// report to `out`, sets `json` to one JSON object describing it, and returns
+// an exit code (kExitPassed, kExitFailed or kExitNoGpu).
+int RunDirectiveInProcess(const std::shared_ptr<const SourceFile> &source,
+                          int index, const RunOptions &options,
+                          std::ostream &out, std::string &json);
+
+// Times 1000 host-side launches of directive 1's kernel (bound as the
+// directive says) through kir-run's launch path and through a direct
+// cudaLaunchKernelExC with the same configuration and arguments, alternating
+// in blocks; prints both medians. Fails (kExitFailed) if kir-run's median is
+// more than 5 us above the direct one.
+int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile> &source,
+                          std::ostream &out, std::string &json);
+
+// Escapes `text` as a JSON string (with the quotes).
+std::string JsonString(absl::string_view text);
+
+} // namespace kir
+
+#endif // KIR_TOOLS_KIR_RUN_RUNNER_H_
