@@ -6,16 +6,18 @@
 // (one line in a file; wrapped here). Grammar (ir/language.md, "Run
 // directives", has the full reference):
 //
-//   directive ::= '//' 'run:' option* '@'kernel binding* '=>' check (';'
-//   check)* option    ::= 'pipeline' '=' quoted-string binding   ::= name '='
-//   (number | init) init      ::= 'normal' '(' args ')' | 'uniform' '(' args
-//   ')'
+// clang-format off
+//   directive ::= '//' 'run:' option* '@'kernel binding* '=>' check (';' check)*
+//   option    ::= 'pipeline' '=' quoted-string
+//   binding   ::= name '=' (number | init)
+//   init      ::= 'normal' '(' args ')' | 'uniform' '(' args ')'
 //               | 'iota' '(' args ')' | 'fill' '(' number ')' | 'zeros'
 //   check     ::= name '==' expr | name '~=' expr tolerance+
 //   tolerance ::= 'rtol' '=' number | 'atol' '=' number
-//   expr      ::= the usual + - * / with @ (matrix product) at the level of
-//                 *, unary -, postfix .T, calls bf16(e) f16(e) f32(e)
-//                 (round to that type) exp(e) abs(e), names, numbers.
+//   expr      ::= + - * / and @ (matrix product, at the level of *), unary -,
+//                 postfix .T, calls bf16(e) f16(e) f32(e) (round to that
+//                 type), exp(e), abs(e); names and numbers.
+// clang-format on
 //
 // Parsing is independent of any GPU; names are resolved against the kernel
 // later (runner.cc), with located errors.
