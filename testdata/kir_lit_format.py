@@ -4,6 +4,7 @@ Lives in a module of its own because lit pickles the format to hand tests
 to its worker processes, which a class defined in lit.cfg.py cannot be.
 """
 import lit.formats
+import lit.Test
 
 
 class KirShTest(lit.formats.ShTest):
@@ -21,3 +22,16 @@ class KirShTest(lit.formats.ShTest):
                       errors="replace") as source:
                 if "RUN:" in source.read():
                     yield test
+
+    def execute(self, test, litConfig):
+        result = super().execute(test, litConfig)
+        if result.code == lit.Test.UNSUPPORTED:
+            with open(test.getSourcePath(), encoding="utf-8",
+                      errors="replace") as source:
+                if "REQUIRES:" not in source.read():
+                    return lit.Test.Result(
+                        lit.Test.FAIL,
+                        "UNSUPPORTED without a REQUIRES: line: a test that "
+                        "cannot run here must say what it needs\n" +
+                        (result.output or ""))
+        return result

@@ -37,13 +37,51 @@ if not os.path.exists(not_tool):
     not_tool = "%s %s" % (sys.executable,
                           os.path.join(config.test_source_root, "not.py"))
 
+kir_run = os.path.join(config.kir_tools_dir, "kir-run", "kir-run")
+# `expect-exit N command...`: succeeds when the command exits with code N
+# (lit's shell only distinguishes zero from non-zero).
+expect_exit = "%s %s" % (sys.executable,
+                         os.path.join(config.test_source_root, "expect_exit.py"))
+
 config.substitutions.append((tool_pattern("kir-opt"), kir_opt))
+config.substitutions.append((tool_pattern("kir-run"), kir_run))
+config.substitutions.append((tool_pattern("expect-exit"), expect_exit))
 config.substitutions.append((tool_pattern("FileCheck"), filecheck))
 config.substitutions.append((tool_pattern("not"), not_tool))
 
 # --- Features ---------------------------------------------------------------
-# `cuda` (a GPU and nvcc are present) is added here by the GPU runner; tests
-# that need one use `REQUIRES: cuda` or `%if cuda %{ ... %}`.
+# `cuda`: kir-run can run kernels here (it was built, and `kir-run --probe`
+# finds a usable sm_90 GPU). Tests that need one say `REQUIRES: cuda`; a test
+# without a REQUIRES line that comes out UNSUPPORTED fails (kir_lit_format).
+# `cuobjdump` and `compute-sanitizer`: those CUDA tools are installed.
+import subprocess  # noqa: E402
+
+if os.path.exists(kir_run):
+    probe = subprocess.run([kir_run, "--probe"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    if probe.returncode == 0:
+        config.available_features.add("cuda")
+    lit_config.note("kir-run --probe: " + probe.stdout.strip())
+else:
+    lit_config.note("kir-run was not built (no CUDA toolkit)")
+
+
+def find_cuda_tool(name):
+    for directory in [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]:
+        path = os.path.join(directory, "bin", name)
+        if directory and os.access(path, os.X_OK):
+            return path
+    return shutil.which(name)
+
+
+for cuda_tool in ["cuobjdump", "compute-sanitizer"]:
+    if find_cuda_tool(cuda_tool):
+        config.available_features.add(cuda_tool)
+
+# kir-run and the CUDA tools it starts look for CUDA here.
+for variable in ["CUDA_HOME", "LD_LIBRARY_PATH", "KIR_CACHE_DIR", "HOME"]:
+    if variable in os.environ:
+        config.environment[variable] = os.environ[variable]
 
 lit_config.note("kir-opt: " + kir_opt)
 lit_config.note("features: " + (", ".join(sorted(config.available_features))

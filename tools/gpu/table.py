@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Prints a Markdown table from `kir-run --bench --json` files.
+
+    python3 tools/gpu/table.py tools/gpu/results/*.json
+
+One row per directive: kernel, sizes, time (median, min-max over repeats),
+the baseline it is measured against and the speed ratio (baseline time /
+kernel time: above 1 is faster than the baseline), registers, spills and
+shared memory.
+"""
+import json
+import re
+import sys
+
+
+def sizes_of(directive):
+    return " ".join(re.findall(r"\b[A-Z]\w*=\d+", directive))
+
+
+def main(paths):
+    rows = []
+    device = None
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        device = device or data.get("device", {}).get("name")
+        for result in data["results"]:
+            variants = result.get("variants") or [{}]
+            variant = variants[0]
+            time = variant.get("time")
+            baseline = result.get("baseline")
+            if time is None or baseline is None:
+                rows.append([result["kernel"], sizes_of(result.get("directive", "")),
+                             result.get("status", "?"), "", "", "", "", ""])
+                continue
+            ratio = baseline["time"]["median_ms"] / time["median_ms"]
+            rows.append([
+                result["kernel"],
+                sizes_of(result["directive"]),
+                "%.1f (%.1f-%.1f)" % (time["median_ms"] * 1e3,
+                                      time["min_ms"] * 1e3,
+                                      time["max_ms"] * 1e3),
+                baseline["name"],
+                "%.2fx" % ratio,
+                str(variant.get("registers", "")),
+                str(variant.get("spill_store_bytes", "")),
+                str(variant.get("shared_bytes", "")),
+            ])
+    header = ["kernel", "sizes", "time us (min-max)", "baseline",
+              "speed vs baseline", "registers", "spill B", "smem B"]
+    print("Device: %s" % device)
+    print()
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
