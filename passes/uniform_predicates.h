@@ -38,8 +38,9 @@
 //     over %warp_uniform that holds in the same warps (`%is_warp0`,
 //     `%warp_ge4`, `%in_warps4_8`, or an `or` of those), and-ed with any
 //     conjuncts the backend already sees as uniform.
-//   - Conditions left unused by the rewrite are removed. Idempotent: a
-//     second run changes nothing.
+//   - Conditions (and substituted values) left unused by the rewrite are
+//     removed, with the ops only they used. Idempotent: a second run
+//     changes nothing.
 // Errors (located, with a note at the condition): a guard of a warp or
 //   warpgroup collective whose per-thread values are known and differ
 //   within one group (`tid.x < 48`; `tid.x < 32` in block(48, 2)), and a
@@ -62,9 +63,9 @@
 
 namespace kir {
 
-absl::Status UniformPredicates(Kernel &kernel, const PassOptions &options,
-                               PassContext &context);
+absl::Status UniformPredicates(Kernel& kernel, const PassOptions& options,
+                               PassContext& context);
 
-} // namespace kir
+}  // namespace kir
 
-#endif // KIR_PASSES_UNIFORM_PREDICATES_H_
+#endif  // KIR_PASSES_UNIFORM_PREDICATES_H_
