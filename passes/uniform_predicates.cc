@@ -600,7 +600,12 @@ class UniformPredicatesPass {
         planned.push_back(&op);
       }
     });
-    EnsureBroadcast(planned.front());
+    // Only a run of one warp needs no warp predicate, hence no broadcast.
+    const bool needs_broadcast =
+        !guard_rewrites_.empty() || !elections_.empty() ||
+        std::any_of(wraps_.begin(), wraps_.end(),
+                    [](const Wrap& wrap) { return wrap.select_warp; });
+    if (needs_broadcast) EnsureBroadcast(planned.front());
     analysis_.reset();  // it describes the kernel before the rewrite
 
     for (Op* op : planned) {

@@ -324,6 +324,30 @@ kernel @dynamic sizes(%B) (%sem: global i32[4]) block(%B) {
   EXPECT_EQ(result.printed.find("warp.id"), std::string::npos);
 }
 
+// A role of one warp needs no warp predicate: only the election, and no
+// broadcast.
+TEST(UniformPredicatesTest, OneWarpRoleOnlyElects) {
+  Result result = RunPass(R"(
+kernel @one_warp_role(%g: global f32[64, 64], %map: tensormap f32[64, 64] of %g) block(128) {
+  %c0 = const 0 : index
+  %tile = alloc.shared {align = 128} : shared f32[64, 64]
+  %bar = alloc.shared {align = 8} : shared mbarrier[1]
+  role @producer warps[3, 4) {
+    tma.load %tile[%c0, %c0], %map[%c0, %c0], %bar[%c0]
+  }
+}
+)");
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_TRUE(VerifyText(result.printed).ok()) << VerifyText(result.printed);
+  EXPECT_EQ(result.printed.find("shfl.sync"), std::string::npos)
+      << result.printed;
+  EXPECT_NE(result.printed.find("role @producer warps[3, 4) {\n    %elected = "
+                                "elect.sync : i1\n    if %elected {\n"
+                                "      tma.load"),
+            std::string::npos)
+      << result.printed;
+}
+
 TEST(UniformPredicatesTest, RejectsUnknownMode) {
   Result result = RunPass(kReduceByWarp, "vote");
   EXPECT_FALSE(result.status.ok());
