@@ -10,6 +10,7 @@
 #include "passes/dce.h"
 #include "passes/test_fail.h"
 #include "passes/test_hoist_last_op.h"
+#include "passes/uniform_predicates.h"
 
 namespace kir {
 namespace {

@@ -34,7 +34,7 @@ Pipeline DefaultPipeline() {
   run("canonicalize");
   // run("serialize-split-k");    // splitk -> workspace and semaphores
   // run("circular-buffer");      // multi-stage buffers for loads in loops
-  // run("uniform-predicates");   // collective ops under uniform conditions
+  run("uniform-predicates");      // collective ops under uniform conditions
   // run("insert-async-waits");   // waits before uses of async results
   // run("plan-shared-memory");   // offsets for every shared allocation
   // run("insert-syncs");         // barriers between conflicting accesses
