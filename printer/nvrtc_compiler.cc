@@ -25,38 +25,38 @@ namespace {
 
 // The parts of nvrtc.h used here (declared so that building needs no CUDA).
 using nvrtcResult = int;
-using nvrtcProgram = struct _nvrtcProgram *;
+using nvrtcProgram = struct _nvrtcProgram*;
 constexpr nvrtcResult kNvrtcSuccess = 0;
 
 struct Nvrtc {
-  const char *(*GetErrorString)(nvrtcResult);
-  nvrtcResult (*Version)(int *, int *);
-  nvrtcResult (*CreateProgram)(nvrtcProgram *, const char *, const char *, int,
-                               const char *const *, const char *const *);
-  nvrtcResult (*DestroyProgram)(nvrtcProgram *);
-  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char *const *);
-  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t *);
-  nvrtcResult (*GetProgramLog)(nvrtcProgram, char *);
-  nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t *);
-  nvrtcResult (*GetPTX)(nvrtcProgram, char *);
-  nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t *);
-  nvrtcResult (*GetCUBIN)(nvrtcProgram, char *);
-  std::string version; // "major.minor"
+  const char* (*GetErrorString)(nvrtcResult);
+  nvrtcResult (*Version)(int*, int*);
+  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int,
+                               const char* const*, const char* const*);
+  nvrtcResult (*DestroyProgram)(nvrtcProgram*);
+  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*);
+  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*);
+  nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*GetPTX)(nvrtcProgram, char*);
+  nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*);
+  std::string version;  // "major.minor"
 };
 
 std::vector<std::string> CandidatePaths() {
   std::vector<std::string> paths;
-  if (const char *explicit_path = std::getenv("KIR_NVRTC_LIBRARY")) {
+  if (const char* explicit_path = std::getenv("KIR_NVRTC_LIBRARY")) {
     paths.push_back(explicit_path);
   }
 #ifdef KIR_NVRTC_LIBRARY_PATH
   paths.push_back(KIR_NVRTC_LIBRARY_PATH);
 #endif
-  for (const char *name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) {
+  for (const char* name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) {
     paths.push_back(name);
   }
-  for (const char *variable : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char *root = std::getenv(variable)) {
+  for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* root = std::getenv(variable)) {
       paths.push_back(absl::StrCat(root, "/lib64/libnvrtc.so"));
     }
   }
@@ -64,19 +64,19 @@ std::vector<std::string> CandidatePaths() {
   return paths;
 }
 
-template <typename Fn> bool Bind(void *library, const char *name, Fn *&fn) {
-  fn = reinterpret_cast<Fn *>(dlsym(library, name));
+template <typename Fn>
+bool Bind(void* library, const char* name, Fn*& fn) {
+  fn = reinterpret_cast<Fn*>(dlsym(library, name));
   return fn != nullptr;
 }
 
 absl::StatusOr<Nvrtc> LoadNvrtc() {
   std::vector<std::string> tried;
-  void *library = nullptr;
-  for (const std::string &path : CandidatePaths()) {
+  void* library = nullptr;
+  for (const std::string& path : CandidatePaths()) {
     library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library != nullptr)
-      break;
-    const char *why = dlerror();
+    if (library != nullptr) break;
+    const char* why = dlerror();
     tried.push_back(why != nullptr ? why : path);
   }
   if (library == nullptr) {
@@ -110,8 +110,8 @@ absl::StatusOr<Nvrtc> LoadNvrtc() {
 }
 
 // Loaded once per process; the library stays loaded.
-const absl::StatusOr<Nvrtc> &GetNvrtc() {
-  static const absl::StatusOr<Nvrtc> *const nvrtc =
+const absl::StatusOr<Nvrtc>& GetNvrtc() {
+  static const absl::StatusOr<Nvrtc>* const nvrtc =
       new absl::StatusOr<Nvrtc>(LoadNvrtc());
   return *nvrtc;
 }
@@ -134,7 +134,7 @@ constexpr std::array<uint32_t, 64> kRoundConstants = {
 
 uint32_t RotateRight(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-void Sha256Block(const unsigned char *block, std::array<uint32_t, 8> &state) {
+void Sha256Block(const unsigned char* block, std::array<uint32_t, 8>& state) {
   uint32_t w[64];
   for (int i = 0; i < 16; ++i) {
     w[i] = (uint32_t{block[4 * i]} << 24) | (uint32_t{block[4 * i + 1]} << 16) |
@@ -180,39 +180,32 @@ void Sha256Block(const unsigned char *block, std::array<uint32_t, 8> &state) {
 // ---------------------------------------------------------------------------
 // Cache.
 
-std::string CacheDirectory(const NvrtcOptions &options) {
-  if (!options.cache_dir.empty())
-    return options.cache_dir;
-  if (const char *dir = std::getenv("KIR_CACHE_DIR")) {
-    if (*dir != '\0')
-      return dir;
+std::string CacheDirectory(const NvrtcOptions& options) {
+  if (!options.cache_dir.empty()) return options.cache_dir;
+  if (const char* dir = std::getenv("KIR_CACHE_DIR")) {
+    if (*dir != '\0') return dir;
   }
-  if (const char *home = std::getenv("HOME")) {
-    if (*home != '\0')
-      return absl::StrCat(home, "/.cache/kir");
+  if (const char* home = std::getenv("HOME")) {
+    if (*home != '\0') return absl::StrCat(home, "/.cache/kir");
   }
   return "";
 }
 
 // mkdir -p; false when the directory cannot be made.
-bool MakeDirectories(const std::string &path) {
-  if (path.empty())
-    return false;
+bool MakeDirectories(const std::string& path) {
+  if (path.empty()) return false;
   for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
     const std::string prefix = path.substr(0, slash);
-    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
-      return false;
-    if (slash == std::string::npos)
-      break;
+    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    if (slash == std::string::npos) break;
   }
   struct stat info;
   return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-bool ReadFile(const std::string &path, std::string &contents) {
+bool ReadFile(const std::string& path, std::string& contents) {
   std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return false;
+  if (!file) return false;
   std::ostringstream buffer;
   buffer << file.rdbuf();
   contents = buffer.str();
@@ -221,14 +214,13 @@ bool ReadFile(const std::string &path, std::string &contents) {
 
 // Writes a temporary file beside `path` and renames it into place; a
 // failure leaves no entry (the cache is an optimization only).
-void WriteFileAtomically(const std::string &path, absl::string_view contents) {
+void WriteFileAtomically(const std::string& path, absl::string_view contents) {
   static std::atomic<int> counter{0};
   const std::string temporary =
       absl::StrCat(path, ".tmp.", getpid(), ".", counter.fetch_add(1));
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    if (!file)
-      return;
+    if (!file) return;
     file.write(contents.data(), static_cast<std::streamsize>(contents.size()));
     if (!file) {
       file.close();
@@ -245,12 +237,11 @@ enum class Output { kPtx, kCubin };
 
 absl::StatusOr<std::string> Compile(absl::string_view source,
                                     absl::string_view arch,
-                                    const NvrtcOptions &options, Output output,
-                                    NvrtcCompileInfo *info) {
+                                    const NvrtcOptions& options, Output output,
+                                    NvrtcCompileInfo* info) {
   const auto start = std::chrono::steady_clock::now();
   NvrtcCompileInfo ignored;
-  if (info == nullptr)
-    info = &ignored;
+  if (info == nullptr) info = &ignored;
   *info = NvrtcCompileInfo();
   auto finish = [&](std::string compiled) {
     info->seconds =
@@ -258,10 +249,9 @@ absl::StatusOr<std::string> Compile(absl::string_view source,
             .count();
     return compiled;
   };
-  const absl::StatusOr<Nvrtc> &loaded = GetNvrtc();
-  if (!loaded.ok())
-    return loaded.status();
-  const Nvrtc &nvrtc = *loaded;
+  const absl::StatusOr<Nvrtc>& loaded = GetNvrtc();
+  if (!loaded.ok()) return loaded.status();
+  const Nvrtc& nvrtc = *loaded;
   const bool cubin = output == Output::kCubin;
   if (cubin != (arch.substr(0, 3) == "sm_")) {
     return absl::InvalidArgumentError(
@@ -270,8 +260,7 @@ absl::StatusOr<std::string> Compile(absl::string_view source,
   }
   std::vector<std::string> flags = {absl::StrCat("--gpu-architecture=", arch),
                                     "--std=c++17"};
-  if (options.line_info)
-    flags.push_back("-lineinfo");
+  if (options.line_info) flags.push_back("-lineinfo");
   flags.insert(flags.end(), options.extra_options.begin(),
                options.extra_options.end());
 
@@ -282,7 +271,7 @@ absl::StatusOr<std::string> Compile(absl::string_view source,
     std::string key_material = absl::StrCat(
         "kir-nvrtc-cache-1", std::string(1, '\0'), cubin ? "cubin" : "ptx",
         std::string(1, '\0'), nvrtc.version, std::string(1, '\0'), arch);
-    for (const std::string &flag : flags) {
+    for (const std::string& flag : flags) {
       absl::StrAppend(&key_material, std::string(1, '\0'), flag);
     }
     absl::StrAppend(&key_material, std::string(1, '\0'), source);
@@ -307,9 +296,8 @@ absl::StatusOr<std::string> Compile(absl::string_view source,
     return absl::InternalError(
         absl::StrCat("nvrtcCreateProgram: ", nvrtc.GetErrorString(result)));
   }
-  std::vector<const char *> flag_pointers;
-  for (const std::string &flag : flags)
-    flag_pointers.push_back(flag.c_str());
+  std::vector<const char*> flag_pointers;
+  for (const std::string& flag : flags) flag_pointers.push_back(flag.c_str());
   result = nvrtc.CompileProgram(program, static_cast<int>(flag_pointers.size()),
                                 flag_pointers.data());
   size_t log_size = 0;
@@ -352,7 +340,7 @@ absl::StatusOr<std::string> Compile(absl::string_view source,
   return finish(std::move(compiled));
 }
 
-} // namespace
+}  // namespace
 
 std::string Sha256Hex(absl::string_view data) {
   std::array<uint32_t, 8> state = {0x6a09e667, 0xbb67ae85, 0x3c6ef372,
@@ -361,7 +349,7 @@ std::string Sha256Hex(absl::string_view data) {
   const uint64_t bit_length = static_cast<uint64_t>(data.size()) * 8;
   size_t offset = 0;
   for (; offset + 64 <= data.size(); offset += 64) {
-    Sha256Block(reinterpret_cast<const unsigned char *>(data.data()) + offset,
+    Sha256Block(reinterpret_cast<const unsigned char*>(data.data()) + offset,
                 state);
   }
   // The tail, the 0x80 marker, zeros and the 64-bit length: one or two blocks.
@@ -374,8 +362,7 @@ std::string Sha256Hex(absl::string_view data) {
     tail[blocks * 64 - 1 - i] =
         static_cast<unsigned char>(bit_length >> (8 * i));
   }
-  for (size_t i = 0; i < blocks; ++i)
-    Sha256Block(tail + 64 * i, state);
+  for (size_t i = 0; i < blocks; ++i) Sha256Block(tail + 64 * i, state);
   std::string hex;
   for (uint32_t word : state)
     absl::StrAppend(&hex, absl::Hex(word, absl::kZeroPad8));
@@ -384,23 +371,22 @@ std::string Sha256Hex(absl::string_view data) {
 
 absl::StatusOr<std::string> CompileToPtx(absl::string_view source,
                                          absl::string_view arch,
-                                         const NvrtcOptions &options,
-                                         NvrtcCompileInfo *info) {
+                                         const NvrtcOptions& options,
+                                         NvrtcCompileInfo* info) {
   return Compile(source, arch, options, Output::kPtx, info);
 }
 
 absl::StatusOr<std::string> CompileToCubin(absl::string_view source,
                                            absl::string_view arch,
-                                           const NvrtcOptions &options,
-                                           NvrtcCompileInfo *info) {
+                                           const NvrtcOptions& options,
+                                           NvrtcCompileInfo* info) {
   return Compile(source, arch, options, Output::kCubin, info);
 }
 
 absl::StatusOr<std::string> NvrtcVersion() {
-  const absl::StatusOr<Nvrtc> &nvrtc = GetNvrtc();
-  if (!nvrtc.ok())
-    return nvrtc.status();
+  const absl::StatusOr<Nvrtc>& nvrtc = GetNvrtc();
+  if (!nvrtc.ok()) return nvrtc.status();
   return nvrtc->version;
 }
 
-} // namespace kir
+}  // namespace kir

@@ -40,7 +40,7 @@ struct NvrtcOptions {
 // What a compilation did, for reports (`kir-run --bench`).
 struct NvrtcCompileInfo {
   bool cache_hit = false;
-  double seconds = 0; // wall time of the call, cache lookup included
+  double seconds = 0;  // wall time of the call, cache lookup included
   // NVRTC's log (warnings; ptxas's `-v` report when asked for with
   // `--ptxas-options=-v`), cached with the output.
   std::string log;
@@ -49,14 +49,14 @@ struct NvrtcCompileInfo {
 // PTX for a virtual architecture ("compute_90a").
 absl::StatusOr<std::string> CompileToPtx(absl::string_view source,
                                          absl::string_view arch = "compute_90a",
-                                         const NvrtcOptions &options = {},
-                                         NvrtcCompileInfo *info = nullptr);
+                                         const NvrtcOptions& options = {},
+                                         NvrtcCompileInfo* info = nullptr);
 
 // A cubin for a real architecture ("sm_90a"). Errors carry the NVRTC log.
 absl::StatusOr<std::string> CompileToCubin(absl::string_view source,
                                            absl::string_view arch = "sm_90a",
-                                           const NvrtcOptions &options = {},
-                                           NvrtcCompileInfo *info = nullptr);
+                                           const NvrtcOptions& options = {},
+                                           NvrtcCompileInfo* info = nullptr);
 
 // "13.0", or why NVRTC cannot be used here.
 absl::StatusOr<std::string> NvrtcVersion();
@@ -64,6 +64,6 @@ absl::StatusOr<std::string> NvrtcVersion();
 // The lowercase hex SHA-256 of `data` (the cache key; exposed for tests).
 std::string Sha256Hex(absl::string_view data);
 
-} // namespace kir
+}  // namespace kir
 
-#endif // KIR_PRINTER_NVRTC_COMPILER_H_
+#endif  // KIR_PRINTER_NVRTC_COMPILER_H_

@@ -39,7 +39,7 @@ if [[ -z ${KIR_SKIP_BENCH:-} ]]; then
   for example in testdata/examples/*.lowered.kir; do
     name=$(basename "$example" .lowered.kir)
     "$device/tools/kir-run/kir-run" --bench --json="$out/bench/$name.json" \
-      "$example" >"$out/bench/$name.log" 2>&1 || bench_status=1
+      "$example" >>"$out/bench.log" 2>&1 || bench_status=1
   done
 fi
 

@@ -9,8 +9,7 @@
 namespace kir {
 
 absl::Status CudaStatus(cudaError_t error, absl::string_view what) {
-  if (error == cudaSuccess)
-    return absl::OkStatus();
+  if (error == cudaSuccess) return absl::OkStatus();
   return absl::InternalError(absl::StrCat(what, ": ", cudaGetErrorName(error),
                                           " (", cudaGetErrorString(error),
                                           ")"));
@@ -23,8 +22,7 @@ absl::StatusOr<DeviceInfo> ProbeDevice() {
     return absl::UnavailableError(absl::StrCat(
         "no usable CUDA driver or device: ", cudaGetErrorString(error)));
   }
-  if (count == 0)
-    return absl::UnavailableError("no CUDA device");
+  if (count == 0) return absl::UnavailableError("no CUDA device");
   DeviceInfo info;
   cudaDeviceProp properties;
   KIR_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&properties, 0));
@@ -59,18 +57,17 @@ absl::StatusOr<DeviceBuffer> DeviceBuffer::Allocate(size_t bytes) {
   return buffer;
 }
 
-DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   std::swap(pointer_, other.pointer_);
   std::swap(bytes_, other.bytes_);
   return *this;
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (pointer_ != nullptr)
-    cudaFree(pointer_);
+  if (pointer_ != nullptr) cudaFree(pointer_);
 }
 
-absl::StatusOr<LoadedLibrary> LoadedLibrary::Load(const std::string &cubin) {
+absl::StatusOr<LoadedLibrary> LoadedLibrary::Load(const std::string& cubin) {
   LoadedLibrary loaded;
   KIR_CUDA_RETURN_IF_ERROR(cudaLibraryLoadData(&loaded.library_, cubin.data(),
                                                nullptr, nullptr, 0, nullptr,
@@ -78,18 +75,17 @@ absl::StatusOr<LoadedLibrary> LoadedLibrary::Load(const std::string &cubin) {
   return loaded;
 }
 
-LoadedLibrary &LoadedLibrary::operator=(LoadedLibrary &&other) noexcept {
+LoadedLibrary& LoadedLibrary::operator=(LoadedLibrary&& other) noexcept {
   std::swap(library_, other.library_);
   return *this;
 }
 
 LoadedLibrary::~LoadedLibrary() {
-  if (library_ != nullptr)
-    cudaLibraryUnload(library_);
+  if (library_ != nullptr) cudaLibraryUnload(library_);
 }
 
-absl::StatusOr<cudaKernel_t>
-LoadedLibrary::Kernel(const std::string &symbol) const {
+absl::StatusOr<cudaKernel_t> LoadedLibrary::Kernel(
+    const std::string& symbol) const {
   cudaKernel_t kernel = nullptr;
   KIR_CUDA_RETURN_IF_ERROR(
       cudaLibraryGetKernel(&kernel, library_, symbol.c_str()));
@@ -98,9 +94,8 @@ LoadedLibrary::Kernel(const std::string &symbol) const {
 
 absl::StatusOr<PFN_cuTensorMapEncodeTiled_v12000> TensorMapEncoder() {
   static PFN_cuTensorMapEncodeTiled_v12000 encoder = nullptr;
-  if (encoder != nullptr)
-    return encoder;
-  void *function = nullptr;
+  if (encoder != nullptr) return encoder;
+  void* function = nullptr;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
   KIR_CUDA_RETURN_IF_ERROR(cudaGetDriverEntryPointByVersion(
       "cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault, &found));
@@ -115,7 +110,7 @@ absl::StatusOr<PFN_cuTensorMapEncodeTiled_v12000> TensorMapEncoder() {
 absl::StatusOr<KernelResources> GetKernelResources(cudaKernel_t kernel) {
   cudaFuncAttributes attributes;
   KIR_CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(
-      &attributes, reinterpret_cast<const void *>(kernel)));
+      &attributes, reinterpret_cast<const void*>(kernel)));
   KernelResources resources;
   resources.registers = attributes.numRegs;
   resources.local_bytes = static_cast<int64_t>(attributes.localSizeBytes);
@@ -126,8 +121,7 @@ absl::StatusOr<KernelResources> GetKernelResources(cudaKernel_t kernel) {
 
 TimeStats Summarize(std::vector<double> samples_ms) {
   TimeStats stats;
-  if (samples_ms.empty())
-    return stats;
+  if (samples_ms.empty()) return stats;
   std::sort(samples_ms.begin(), samples_ms.end());
   const size_t n = samples_ms.size();
   stats.samples = static_cast<int>(n);
@@ -139,4 +133,4 @@ TimeStats Summarize(std::vector<double> samples_ms) {
   return stats;
 }
 
-} // namespace kir
+}  // namespace kir

@@ -22,11 +22,11 @@ namespace kir {
 // OK, or an error naming the call and CUDA's message.
 absl::Status CudaStatus(cudaError_t error, absl::string_view what);
 
-#define KIR_CUDA_RETURN_IF_ERROR(call)                                         \
-  do {                                                                         \
-    if (absl::Status kir_cuda_status = ::kir::CudaStatus((call), #call);       \
-        !kir_cuda_status.ok())                                                 \
-      return kir_cuda_status;                                                  \
+#define KIR_CUDA_RETURN_IF_ERROR(call)                                   \
+  do {                                                                   \
+    if (absl::Status kir_cuda_status = ::kir::CudaStatus((call), #call); \
+        !kir_cuda_status.ok())                                           \
+      return kir_cuda_status;                                            \
   } while (0)
 
 struct DeviceInfo {
@@ -34,7 +34,7 @@ struct DeviceInfo {
   std::string name;
   int major = 0, minor = 0;
   int sm_count = 0;
-  int runtime_version = 0; // 13000 for 13.0
+  int runtime_version = 0;  // 13000 for 13.0
   int driver_version = 0;
   int64_t max_shared_per_block_optin = 0;
   std::string uuid;
@@ -47,35 +47,38 @@ absl::StatusOr<DeviceInfo> ProbeDevice();
 
 // Owned device memory, freed on destruction.
 class DeviceBuffer {
-public:
+ public:
   DeviceBuffer() = default;
   static absl::StatusOr<DeviceBuffer> Allocate(size_t bytes);
-  DeviceBuffer(DeviceBuffer &&other) noexcept { *this = std::move(other); }
-  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  DeviceBuffer(DeviceBuffer&& other) noexcept { *this = std::move(other); }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer();
 
-  void *get() const { return pointer_; }
-  template <typename T> T *as() const { return static_cast<T *>(pointer_); }
+  void* get() const { return pointer_; }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(pointer_);
+  }
   size_t bytes() const { return bytes_; }
 
-private:
-  void *pointer_ = nullptr;
+ private:
+  void* pointer_ = nullptr;
   size_t bytes_ = 0;
 };
 
 // A cubin loaded with cudaLibraryLoadData; unloaded on destruction.
 class LoadedLibrary {
-public:
-  static absl::StatusOr<LoadedLibrary> Load(const std::string &cubin);
+ public:
+  static absl::StatusOr<LoadedLibrary> Load(const std::string& cubin);
   LoadedLibrary() = default;
-  LoadedLibrary(LoadedLibrary &&other) noexcept { *this = std::move(other); }
-  LoadedLibrary &operator=(LoadedLibrary &&other) noexcept;
+  LoadedLibrary(LoadedLibrary&& other) noexcept { *this = std::move(other); }
+  LoadedLibrary& operator=(LoadedLibrary&& other) noexcept;
   ~LoadedLibrary();
-  absl::StatusOr<cudaKernel_t> Kernel(const std::string &symbol) const;
+  absl::StatusOr<cudaKernel_t> Kernel(const std::string& symbol) const;
 
-private:
+ private:
   cudaLibrary_t library_ = nullptr;
 };
 
@@ -86,7 +89,7 @@ absl::StatusOr<PFN_cuTensorMapEncodeTiled_v12000> TensorMapEncoder();
 // Registers, local memory and static shared memory of a loaded kernel.
 struct KernelResources {
   int registers = 0;
-  int64_t local_bytes = 0; // per thread (spills and local arrays)
+  int64_t local_bytes = 0;  // per thread (spills and local arrays)
   int64_t static_shared_bytes = 0;
 };
 absl::StatusOr<KernelResources> GetKernelResources(cudaKernel_t kernel);
@@ -98,6 +101,6 @@ struct TimeStats {
 };
 TimeStats Summarize(std::vector<double> samples_ms);
 
-} // namespace kir
+}  // namespace kir
 
-#endif // KIR_TOOLS_KIR_RUN_DEVICE_H_
+#endif  // KIR_TOOLS_KIR_RUN_DEVICE_H_

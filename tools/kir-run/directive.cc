@@ -16,42 +16,40 @@ namespace kir {
 namespace {
 
 std::string FormatNumber(double value) {
-  if (std::isnan(value))
-    return "nan";
-  if (std::isinf(value))
-    return value > 0 ? "inf" : "-inf";
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   return absl::StrCat(value);
 }
 
-} // namespace
+}  // namespace
 
 std::string RefExpr::ToString() const {
   auto operand = [&](int i) { return operands[i]->ToString(); };
   switch (kind) {
-  case Kind::kName:
-    return name;
-  case Kind::kNumber:
-    return FormatNumber(number);
-  case Kind::kNeg:
-    return absl::StrCat("(-", operand(0), ")");
-  case Kind::kAdd:
-    return absl::StrCat("(", operand(0), " + ", operand(1), ")");
-  case Kind::kSub:
-    return absl::StrCat("(", operand(0), " - ", operand(1), ")");
-  case Kind::kMul:
-    return absl::StrCat("(", operand(0), " * ", operand(1), ")");
-  case Kind::kDiv:
-    return absl::StrCat("(", operand(0), " / ", operand(1), ")");
-  case Kind::kMatmul:
-    return absl::StrCat("(", operand(0), " @ ", operand(1), ")");
-  case Kind::kTranspose:
-    return absl::StrCat(operand(0), ".T");
-  case Kind::kRound:
-    return absl::StrCat(round_to, "(", operand(0), ")");
-  case Kind::kExp:
-    return absl::StrCat("exp(", operand(0), ")");
-  case Kind::kAbs:
-    return absl::StrCat("abs(", operand(0), ")");
+    case Kind::kName:
+      return name;
+    case Kind::kNumber:
+      return FormatNumber(number);
+    case Kind::kNeg:
+      return absl::StrCat("(-", operand(0), ")");
+    case Kind::kAdd:
+      return absl::StrCat("(", operand(0), " + ", operand(1), ")");
+    case Kind::kSub:
+      return absl::StrCat("(", operand(0), " - ", operand(1), ")");
+    case Kind::kMul:
+      return absl::StrCat("(", operand(0), " * ", operand(1), ")");
+    case Kind::kDiv:
+      return absl::StrCat("(", operand(0), " / ", operand(1), ")");
+    case Kind::kMatmul:
+      return absl::StrCat("(", operand(0), " @ ", operand(1), ")");
+    case Kind::kTranspose:
+      return absl::StrCat(operand(0), ".T");
+    case Kind::kRound:
+      return absl::StrCat(round_to, "(", operand(0), ")");
+    case Kind::kExp:
+      return absl::StrCat("exp(", operand(0), ")");
+    case Kind::kAbs:
+      return absl::StrCat("abs(", operand(0), ")");
   }
   return "?";
 }
@@ -61,17 +59,17 @@ namespace {
 struct Token {
   enum class Kind { kName, kNumber, kString, kPunct, kEnd };
   Kind kind = Kind::kEnd;
-  std::string text; // names, numbers, punctuation; strings unquoted
-  int column = 0;   // 1-based, in the source line
+  std::string text;  // names, numbers, punctuation; strings unquoted
+  int column = 0;    // 1-based, in the source line
 };
 
 // Splits one directive (the text after `run:`) into tokens.
 class DirectiveLexer {
-public:
+ public:
   DirectiveLexer(absl::string_view line, int start_column)
       : line_(line), position_(start_column - 1) {}
 
-  absl::Status Tokenize(const Location &line_loc, std::vector<Token> &out) {
+  absl::Status Tokenize(const Location& line_loc, std::vector<Token>& out) {
     while (true) {
       while (position_ < line_.size() &&
              absl::ascii_isspace(static_cast<unsigned char>(line_[position_])))
@@ -129,8 +127,7 @@ public:
         token.kind = Token::Kind::kPunct;
         token.text = std::string(1, c);
         for (absl::string_view two : kTwoCharacter) {
-          if (line_.substr(position_, 2) == two)
-            token.text = std::string(two);
+          if (line_.substr(position_, 2) == two) token.text = std::string(two);
         }
         static constexpr absl::string_view kSingle = "@=()+-*/,;.";
         if (token.text.size() == 1 &&
@@ -146,22 +143,21 @@ public:
     }
   }
 
-private:
+ private:
   absl::string_view line_;
   size_t position_;
 };
 
 class DirectiveParser {
-public:
+ public:
   DirectiveParser(std::vector<Token> tokens, Location line_loc)
       : tokens_(std::move(tokens)), line_loc_(std::move(line_loc)) {}
 
-  absl::Status Parse(RunDirective &directive) {
+  absl::Status Parse(RunDirective& directive) {
     // Options before the kernel.
     while (Peek().kind == Token::Kind::kName && Peek().text == "pipeline") {
       Next();
-      if (absl::Status s = Expect("="); !s.ok())
-        return s;
+      if (absl::Status s = Expect("="); !s.ok()) return s;
       if (Peek().kind != Token::Kind::kString) {
         return Error(LocOf(Peek()))
                << "expected a quoted pipeline, e.g. pipeline='default'";
@@ -186,9 +182,8 @@ public:
                   "nothing";
       }
       Binding binding;
-      if (absl::Status s = ParseBinding(binding); !s.ok())
-        return s;
-      for (const Binding &earlier : directive.bindings) {
+      if (absl::Status s = ParseBinding(binding); !s.ok()) return s;
+      for (const Binding& earlier : directive.bindings) {
         if (earlier.name == binding.name) {
           return Error(binding.loc)
                  << "'" << binding.name << "' is bound twice";
@@ -196,11 +191,10 @@ public:
       }
       directive.bindings.push_back(std::move(binding));
     }
-    Next(); // =>
+    Next();  // =>
     while (true) {
       Check check;
-      if (absl::Status s = ParseCheck(check); !s.ok())
-        return s;
+      if (absl::Status s = ParseCheck(check); !s.ok()) return s;
       directive.checks.push_back(std::move(check));
       if (IsPunct(";")) {
         Next();
@@ -215,21 +209,20 @@ public:
     }
   }
 
-private:
-  const Token &Peek(int ahead = 0) const {
+ private:
+  const Token& Peek(int ahead = 0) const {
     const size_t index = std::min(cursor_ + ahead, tokens_.size() - 1);
     return tokens_[index];
   }
-  const Token &Next() {
-    const Token &token = tokens_[cursor_];
-    if (cursor_ + 1 < tokens_.size())
-      ++cursor_;
+  const Token& Next() {
+    const Token& token = tokens_[cursor_];
+    if (cursor_ + 1 < tokens_.size()) ++cursor_;
     return token;
   }
   bool IsPunct(absl::string_view text) const {
     return Peek().kind == Token::Kind::kPunct && Peek().text == text;
   }
-  Location LocOf(const Token &token) const {
+  Location LocOf(const Token& token) const {
     Location loc = line_loc_;
     loc.column = token.column;
     return loc;
@@ -246,14 +239,14 @@ private:
   }
 
   // number ::= '-'? (digits | 'nan' | 'inf')
-  absl::StatusOr<double> ParseNumber(std::string *text) {
+  absl::StatusOr<double> ParseNumber(std::string* text) {
     const Location loc = LocOf(Peek());
     std::string written;
     if (IsPunct("-")) {
       Next();
       written = "-";
     }
-    const Token &token = Peek();
+    const Token& token = Peek();
     double value = 0;
     if (token.kind == Token::Kind::kName &&
         (token.text == "nan" || token.text == "inf")) {
@@ -267,27 +260,24 @@ private:
                         << "'";
     }
     absl::StrAppend(&written, Next().text);
-    if (text != nullptr)
-      *text = written;
+    if (text != nullptr) *text = written;
     return written[0] == '-' ? -value : value;
   }
 
-  absl::Status ParseBinding(Binding &binding) {
+  absl::Status ParseBinding(Binding& binding) {
     if (Peek().kind != Token::Kind::kName) {
       return Error(LocOf(Peek()))
              << "expected 'name=value', got '" << Peek().text << "'";
     }
     binding.loc = LocOf(Peek());
     binding.name = Next().text;
-    if (absl::Status s = Expect("="); !s.ok())
-      return s;
+    if (absl::Status s = Expect("="); !s.ok()) return s;
     if (Peek().kind == Token::Kind::kName && Peek().text != "nan" &&
         Peek().text != "inf") {
       return ParseInit(binding.init);
     }
     absl::StatusOr<double> number = ParseNumber(&binding.number_text);
-    if (!number.ok())
-      return number.status();
+    if (!number.ok()) return number.status();
     binding.is_number = true;
     binding.number = *number;
     return absl::OkStatus();
@@ -295,7 +285,7 @@ private:
 
   // normal(seed=1, mean=0, std=1), uniform(seed=1, low=-1, high=1),
   // iota(start=0, step=1), fill(x), zeros.
-  absl::Status ParseInit(InputInit &init) {
+  absl::Status ParseInit(InputInit& init) {
     const Location loc = LocOf(Peek());
     const std::string name = Next().text;
     if (name == "zeros") {
@@ -304,8 +294,8 @@ private:
       return absl::OkStatus();
     }
     struct Parameter {
-      const char *name;
-      double *value;
+      const char* name;
+      double* value;
       bool required;
       bool seen = false;
     };
@@ -333,11 +323,9 @@ private:
                     {"step", &init.second, false}};
     } else if (name == "fill") {
       init.kind = InputInit::Kind::kFill;
-      if (absl::Status s = Expect("("); !s.ok())
-        return s;
+      if (absl::Status s = Expect("("); !s.ok()) return s;
       absl::StatusOr<double> value = ParseNumber(nullptr);
-      if (!value.ok())
-        return value.status();
+      if (!value.ok()) return value.status();
       init.first = *value;
       return Expect(")");
     } else {
@@ -355,32 +343,28 @@ private:
         }
         const Location parameter_loc = LocOf(Peek());
         const std::string parameter_name = Next().text;
-        Parameter *parameter = nullptr;
-        for (Parameter &candidate : parameters) {
-          if (parameter_name == candidate.name)
-            parameter = &candidate;
+        Parameter* parameter = nullptr;
+        for (Parameter& candidate : parameters) {
+          if (parameter_name == candidate.name) parameter = &candidate;
         }
         if (parameter == nullptr) {
           std::string known;
-          for (const Parameter &candidate : parameters)
+          for (const Parameter& candidate : parameters)
             absl::StrAppend(&known, known.empty() ? "" : ", ", candidate.name);
           return Error(parameter_loc)
                  << "'" << name << "' has no parameter '" << parameter_name
                  << "' (it takes " << known << ")";
         }
-        if (absl::Status s = Expect("="); !s.ok())
-          return s;
+        if (absl::Status s = Expect("="); !s.ok()) return s;
         absl::StatusOr<double> value = ParseNumber(nullptr);
-        if (!value.ok())
-          return value.status();
+        if (!value.ok()) return value.status();
         *parameter->value = *value;
         parameter->seen = true;
-        if (IsPunct(","))
-          Next();
+        if (IsPunct(",")) Next();
       }
-      Next(); // )
+      Next();  // )
     }
-    for (const Parameter &parameter : parameters) {
+    for (const Parameter& parameter : parameters) {
       if (parameter.required && !parameter.seen) {
         return Error(loc) << "'" << name << "' needs " << parameter.name
                           << "=N, so that runs are reproducible";
@@ -393,7 +377,7 @@ private:
     return absl::OkStatus();
   }
 
-  absl::Status ParseCheck(Check &check) {
+  absl::Status ParseCheck(Check& check) {
     if (Peek().kind != Token::Kind::kName) {
       return Error(LocOf(Peek()))
              << "expected an output to check (`out ~= ref rtol=..`), got '"
@@ -410,8 +394,7 @@ private:
     const Location op_loc = LocOf(Peek());
     Next();
     absl::StatusOr<std::unique_ptr<RefExpr>> reference = ParseExpr();
-    if (!reference.ok())
-      return reference.status();
+    if (!reference.ok()) return reference.status();
     check.reference = std::move(*reference);
     bool has_tolerance = false;
     while (Peek().kind == Token::Kind::kName &&
@@ -422,11 +405,9 @@ private:
         return Error(tolerance_loc)
                << "an exact check ('==') takes no tolerance; use '~='";
       }
-      if (absl::Status s = Expect("="); !s.ok())
-        return s;
+      if (absl::Status s = Expect("="); !s.ok()) return s;
       absl::StatusOr<double> value = ParseNumber(nullptr);
-      if (!value.ok())
-        return value.status();
+      if (!value.ok()) return value.status();
       if (!(*value >= 0) || std::isinf(*value)) {
         return Error(tolerance_loc) << "a tolerance is a finite number >= 0";
       }
@@ -443,15 +424,13 @@ private:
   // expr ::= term (('+' | '-') term)*
   absl::StatusOr<std::unique_ptr<RefExpr>> ParseExpr() {
     absl::StatusOr<std::unique_ptr<RefExpr>> lhs = ParseTerm();
-    if (!lhs.ok())
-      return lhs;
+    if (!lhs.ok()) return lhs;
     while (IsPunct("+") || IsPunct("-")) {
       const Location loc = LocOf(Peek());
       const RefExpr::Kind kind =
           Next().text == "+" ? RefExpr::Kind::kAdd : RefExpr::Kind::kSub;
       absl::StatusOr<std::unique_ptr<RefExpr>> rhs = ParseTerm();
-      if (!rhs.ok())
-        return rhs;
+      if (!rhs.ok()) return rhs;
       lhs = Combine(kind, loc, std::move(*lhs), std::move(*rhs));
     }
     return lhs;
@@ -460,8 +439,7 @@ private:
   // term ::= unary (('*' | '/' | '@') unary)*
   absl::StatusOr<std::unique_ptr<RefExpr>> ParseTerm() {
     absl::StatusOr<std::unique_ptr<RefExpr>> lhs = ParseUnary();
-    if (!lhs.ok())
-      return lhs;
+    if (!lhs.ok()) return lhs;
     while (IsPunct("*") || IsPunct("/") || IsPunct("@")) {
       const Location loc = LocOf(Peek());
       const std::string op = Next().text;
@@ -469,8 +447,7 @@ private:
                                  : op == "/" ? RefExpr::Kind::kDiv
                                              : RefExpr::Kind::kMatmul;
       absl::StatusOr<std::unique_ptr<RefExpr>> rhs = ParseUnary();
-      if (!rhs.ok())
-        return rhs;
+      if (!rhs.ok()) return rhs;
       lhs = Combine(kind, loc, std::move(*lhs), std::move(*rhs));
     }
     return lhs;
@@ -481,8 +458,7 @@ private:
       const Location loc = LocOf(Peek());
       Next();
       absl::StatusOr<std::unique_ptr<RefExpr>> operand = ParseUnary();
-      if (!operand.ok())
-        return operand;
+      if (!operand.ok()) return operand;
       auto expr = std::make_unique<RefExpr>();
       expr->kind = RefExpr::Kind::kNeg;
       expr->loc = loc;
@@ -490,8 +466,7 @@ private:
       return expr;
     }
     absl::StatusOr<std::unique_ptr<RefExpr>> primary = ParsePrimary();
-    if (!primary.ok())
-      return primary;
+    if (!primary.ok()) return primary;
     while (IsPunct(".")) {
       const Location loc = LocOf(Peek());
       Next();
@@ -509,25 +484,22 @@ private:
   }
 
   absl::StatusOr<std::unique_ptr<RefExpr>> ParsePrimary() {
-    const Token &token = Peek();
+    const Token& token = Peek();
     const Location loc = LocOf(token);
     auto expr = std::make_unique<RefExpr>();
     expr->loc = loc;
     if (IsPunct("(")) {
       Next();
       absl::StatusOr<std::unique_ptr<RefExpr>> inner = ParseExpr();
-      if (!inner.ok())
-        return inner;
-      if (absl::Status s = Expect(")"); !s.ok())
-        return s;
+      if (!inner.ok()) return inner;
+      if (absl::Status s = Expect(")"); !s.ok()) return s;
       return inner;
     }
     if (token.kind == Token::Kind::kNumber ||
         (token.kind == Token::Kind::kName &&
          (token.text == "nan" || token.text == "inf"))) {
       absl::StatusOr<double> value = ParseNumber(nullptr);
-      if (!value.ok())
-        return value.status();
+      if (!value.ok()) return value.status();
       expr->kind = RefExpr::Kind::kNumber;
       expr->number = *value;
       return expr;
@@ -556,18 +528,16 @@ private:
                         << "'; there are bf16, f16, f32 (rounding), exp, abs "
                            "and the operators + - * / @ .T";
     }
-    Next(); // (
+    Next();  // (
     absl::StatusOr<std::unique_ptr<RefExpr>> operand = ParseExpr();
-    if (!operand.ok())
-      return operand;
-    if (absl::Status s = Expect(")"); !s.ok())
-      return s;
+    if (!operand.ok()) return operand;
+    if (absl::Status s = Expect(")"); !s.ok()) return s;
     expr->operands.push_back(std::move(*operand));
     return expr;
   }
 
   static std::unique_ptr<RefExpr> Combine(RefExpr::Kind kind,
-                                          const Location &loc,
+                                          const Location& loc,
                                           std::unique_ptr<RefExpr> lhs,
                                           std::unique_ptr<RefExpr> rhs) {
     auto expr = std::make_unique<RefExpr>();
@@ -583,10 +553,10 @@ private:
   size_t cursor_ = 0;
 };
 
-} // namespace
+}  // namespace
 
-absl::StatusOr<std::vector<RunDirective>>
-ParseRunDirectives(const std::shared_ptr<const SourceFile> &source) {
+absl::StatusOr<std::vector<RunDirective>> ParseRunDirectives(
+    const std::shared_ptr<const SourceFile>& source) {
   std::vector<RunDirective> directives;
   std::vector<absl::Status> errors;
   absl::string_view text = source->text;
@@ -594,8 +564,7 @@ ParseRunDirectives(const std::shared_ptr<const SourceFile> &source) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
-    if (end == absl::string_view::npos)
-      end = text.size();
+    if (end == absl::string_view::npos) end = text.size();
     const absl::string_view line = text.substr(start, end - start);
     ++line_number;
     const size_t first = line.find_first_not_of(" \t");
@@ -623,13 +592,11 @@ ParseRunDirectives(const std::shared_ptr<const SourceFile> &source) {
         }
       }
     }
-    if (end == text.size())
-      break;
+    if (end == text.size()) break;
     start = end + 1;
   }
-  if (!errors.empty())
-    return JoinStatuses(errors);
+  if (!errors.empty()) return JoinStatuses(errors);
   return directives;
 }
 
-} // namespace kir
+}  // namespace kir

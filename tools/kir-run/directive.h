@@ -39,7 +39,7 @@ namespace kir {
 struct InputInit {
   enum class Kind { kNormal, kUniform, kIota, kFill };
   Kind kind = Kind::kFill;
-  uint64_t seed = 0; // normal, uniform
+  uint64_t seed = 0;  // normal, uniform
   // normal: mean, stddev; uniform: low, high; iota: start, step; fill:
   // value (first).
   double first = 0;
@@ -52,31 +52,31 @@ struct Binding {
   Location loc;
   bool is_number = false;
   double number = 0;
-  std::string number_text; // as written, to tell integers from floats
+  std::string number_text;  // as written, to tell integers from floats
   InputInit init;
 };
 
 // A reference expression, evaluated on the GPU in f32 (runner.cc).
 struct RefExpr {
   enum class Kind {
-    kName, // a tensor or scalar parameter, or a size
+    kName,  // a tensor or scalar parameter, or a size
     kNumber,
     kNeg,
     kAdd,
     kSub,
     kMul,
     kDiv,
-    kMatmul,    // 2-D matrix product, f32 accumulation
-    kTranspose, // 2-D
-    kRound,     // to `round_to` ("bf16", "f16", "f32") and back to f32
+    kMatmul,     // 2-D matrix product, f32 accumulation
+    kTranspose,  // 2-D
+    kRound,      // to `round_to` ("bf16", "f16", "f32") and back to f32
     kExp,
     kAbs,
   };
   Kind kind = Kind::kNumber;
   Location loc;
-  std::string name;     // kName
-  double number = 0;    // kNumber
-  std::string round_to; // kRound
+  std::string name;      // kName
+  double number = 0;     // kNumber
+  std::string round_to;  // kRound
   std::vector<std::unique_ptr<RefExpr>> operands;
 
   // The expression as written, fully parenthesized (for messages).
@@ -84,29 +84,29 @@ struct RefExpr {
 };
 
 struct Check {
-  std::string output; // the tensor parameter compared
+  std::string output;  // the tensor parameter compared
   Location loc;
   std::unique_ptr<RefExpr> reference;
-  bool exact = false; // `==`
-  double rtol = 0;    // `~=`: |got - ref| <= atol + rtol * |ref|
+  bool exact = false;  // `==`
+  double rtol = 0;     // `~=`: |got - ref| <= atol + rtol * |ref|
   double atol = 0;
 };
 
 struct RunDirective {
-  Location loc;     // of `run:`
-  std::string text; // after `run:`, trimmed
+  Location loc;      // of `run:`
+  std::string text;  // after `run:`, trimmed
   std::string kernel;
   Location kernel_loc;
-  std::optional<std::string> pipeline; // `pipeline='...'`
+  std::optional<std::string> pipeline;  // `pipeline='...'`
   std::vector<Binding> bindings;
   std::vector<Check> checks;
 };
 
 // Every `// run:` directive in `source`, in order. Errors are located
 // diagnostics, all of them joined.
-absl::StatusOr<std::vector<RunDirective>>
-ParseRunDirectives(const std::shared_ptr<const SourceFile> &source);
+absl::StatusOr<std::vector<RunDirective>> ParseRunDirectives(
+    const std::shared_ptr<const SourceFile>& source);
 
-} // namespace kir
+}  // namespace kir
 
-#endif // KIR_TOOLS_KIR_RUN_DIRECTIVE_H_
+#endif  // KIR_TOOLS_KIR_RUN_DIRECTIVE_H_

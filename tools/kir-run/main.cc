@@ -93,15 +93,15 @@ struct Flags {
   std::string result_file;
 };
 
-bool ParseInt(absl::string_view text, int &value) {
+bool ParseInt(absl::string_view text, int& value) {
   return absl::SimpleAtoi(text, &value) && value >= 0;
 }
 
 // Returns an error message, or "" when the flags are fine.
-std::string ParseFlags(int argc, char **argv, Flags &flags) {
+std::string ParseFlags(int argc, char** argv, Flags& flags) {
   for (int i = 1; i < argc; ++i) {
     const absl::string_view arg = argv[i];
-    auto value_of = [&](absl::string_view name, std::string &value) {
+    auto value_of = [&](absl::string_view name, std::string& value) {
       if (absl::StartsWith(arg, absl::StrCat(name, "="))) {
         value = std::string(arg.substr(name.size() + 1));
         return true;
@@ -116,8 +116,7 @@ std::string ParseFlags(int argc, char **argv, Flags &flags) {
     } else if (value_of("--pipeline", value)) {
       flags.run.pipeline = value;
     } else if (arg == "--compare-pipelines") {
-      if (i + 2 >= argc)
-        return "--compare-pipelines takes two pipelines";
+      if (i + 2 >= argc) return "--compare-pipelines takes two pipelines";
       flags.run.compare_pipelines = {argv[i + 1], argv[i + 2]};
       i += 2;
     } else if (value_of("--only", value)) {
@@ -127,8 +126,7 @@ std::string ParseFlags(int argc, char **argv, Flags &flags) {
     } else if (arg == "--bench") {
       flags.run.bench = true;
     } else if (value_of("--warmup", value)) {
-      if (!ParseInt(value, flags.run.warmup))
-        return "--warmup takes N >= 0";
+      if (!ParseInt(value, flags.run.warmup)) return "--warmup takes N >= 0";
     } else if (value_of("--iterations", value)) {
       if (!ParseInt(value, flags.run.iterations) || flags.run.iterations < 1)
         return "--iterations takes N >= 1";
@@ -148,8 +146,7 @@ std::string ParseFlags(int argc, char **argv, Flags &flags) {
         return "--timeout takes a number of seconds > 0";
       flags.timeout_seconds = seconds;
     } else if (value_of("--emit", value)) {
-      if (value != "sass")
-        return "--emit takes sass (kir-opt emits the rest)";
+      if (value != "sass") return "--emit takes sass (kir-opt emits the rest)";
       flags.emit_sass = true;
     } else if (value_of("--dump-dir", value)) {
       flags.run.dump_dir = value;
@@ -158,8 +155,7 @@ std::string ParseFlags(int argc, char **argv, Flags &flags) {
     } else if (arg == "--launch-overhead") {
       flags.launch_overhead = true;
     } else if (value_of("--child", value)) {
-      if (!ParseInt(value, number))
-        return "--child takes an index";
+      if (!ParseInt(value, number)) return "--child takes an index";
       flags.child_index = number;
     } else if (value_of("--result-file", value)) {
       flags.result_file = value;
@@ -172,15 +168,13 @@ std::string ParseFlags(int argc, char **argv, Flags &flags) {
                           arg);
     }
   }
-  if (flags.file.empty() && !flags.probe)
-    return "no input file (see --help)";
+  if (flags.file.empty() && !flags.probe) return "no input file (see --help)";
   return "";
 }
 
-std::shared_ptr<SourceFile> ReadSource(const std::string &path) {
+std::shared_ptr<SourceFile> ReadSource(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return nullptr;
+  if (!file) return nullptr;
   auto source = std::make_shared<SourceFile>();
   source->name = path;
   std::ostringstream text;
@@ -192,29 +186,27 @@ std::shared_ptr<SourceFile> ReadSource(const std::string &path) {
 std::string SelfPath() {
   char buffer[4096];
   const ssize_t length = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  if (length <= 0)
-    return "kir-run";
+  if (length <= 0) return "kir-run";
   buffer[length] = '\0';
   return buffer;
 }
 
 // The first executable `name` on $PATH, then under $CUDA_HOME/bin and
 // /usr/local/cuda/bin; "" if none.
-std::string FindTool(const std::string &name) {
+std::string FindTool(const std::string& name) {
   std::vector<std::string> directories;
-  if (const char *path = std::getenv("PATH")) {
+  if (const char* path = std::getenv("PATH")) {
     std::stringstream stream(path);
     std::string directory;
     while (std::getline(stream, directory, ':'))
       directories.push_back(directory);
   }
-  if (const char *home = std::getenv("CUDA_HOME"))
+  if (const char* home = std::getenv("CUDA_HOME"))
     directories.push_back(absl::StrCat(home, "/bin"));
   directories.push_back("/usr/local/cuda/bin");
-  for (const std::string &directory : directories) {
+  for (const std::string& directory : directories) {
     const std::string candidate = absl::StrCat(directory, "/", name);
-    if (access(candidate.c_str(), X_OK) == 0)
-      return candidate;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "";
 }
@@ -230,7 +222,7 @@ struct ChildResult {
 constexpr int kSanitizerExitCode = 86;
 
 // Runs `command` in its own process group; kills the group after `timeout`.
-ChildResult RunChild(const std::vector<std::string> &command,
+ChildResult RunChild(const std::vector<std::string>& command,
                      double timeout_seconds) {
   ChildResult result;
   const auto start = std::chrono::steady_clock::now();
@@ -242,9 +234,9 @@ ChildResult RunChild(const std::vector<std::string> &command,
   }
   if (pid == 0) {
     setpgid(0, 0);
-    std::vector<char *> args;
-    for (const std::string &arg : command)
-      args.push_back(const_cast<char *>(arg.c_str()));
+    std::vector<char*> args;
+    for (const std::string& arg : command)
+      args.push_back(const_cast<char*>(arg.c_str()));
     args.push_back(nullptr);
     execv(args[0], args.data());
     std::fprintf(stderr, "kir-run: cannot run %s\n", args[0]);
@@ -254,8 +246,7 @@ ChildResult RunChild(const std::vector<std::string> &command,
   int status = 0;
   while (true) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid)
-      break;
+    if (done == pid) break;
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
@@ -275,13 +266,13 @@ ChildResult RunChild(const std::vector<std::string> &command,
     if (WIFEXITED(status)) {
       result.exit_code = WEXITSTATUS(status);
     } else {
-      result.exit_code = kExitFailed; // killed by a signal: a crash
+      result.exit_code = kExitFailed;  // killed by a signal: a crash
     }
   }
   return result;
 }
 
-int RunChildMode(const Flags &flags) {
+int RunChildMode(const Flags& flags) {
   std::shared_ptr<SourceFile> source = ReadSource(flags.file);
   if (source == nullptr) {
     std::cout << "kir-run: cannot read " << flags.file << "\n";
@@ -298,8 +289,8 @@ int RunChildMode(const Flags &flags) {
   return code;
 }
 
-int EmitSass(const Flags &flags, const std::shared_ptr<SourceFile> &source,
-             const std::vector<RunDirective> &directives) {
+int EmitSass(const Flags& flags, const std::shared_ptr<SourceFile>& source,
+             const std::vector<RunDirective>& directives) {
   std::string pipeline;
   if (flags.run.pipeline.has_value()) {
     pipeline = *flags.run.pipeline;
@@ -324,7 +315,7 @@ int EmitSass(const Flags &flags, const std::shared_ptr<SourceFile> &source,
     std::cerr << "kir-run: cannot create a temporary file\n";
     return kExitFailed;
   }
-  const std::string &cubin = prepared->cubin;
+  const std::string& cubin = prepared->cubin;
   const bool written = write(fd, cubin.data(), cubin.size()) ==
                        static_cast<ssize_t>(cubin.size());
   close(fd);
@@ -337,14 +328,13 @@ int EmitSass(const Flags &flags, const std::shared_ptr<SourceFile> &source,
   return code;
 }
 
-int Main(int argc, char **argv) {
+int Main(int argc, char** argv) {
   Flags flags;
   if (std::string error = ParseFlags(argc, argv, flags); !error.empty()) {
     std::cerr << "kir-run: " << error << "\n";
     return kExitFailed;
   }
-  if (flags.child_index.has_value())
-    return RunChildMode(flags);
+  if (flags.child_index.has_value()) return RunChildMode(flags);
   if (flags.probe) {
     absl::StatusOr<DeviceInfo> device = ProbeDevice();
     if (!device.ok()) {
@@ -380,8 +370,7 @@ int Main(int argc, char **argv) {
     std::cerr << s.message();
     return kExitFailed;
   }
-  if (flags.emit_sass)
-    return EmitSass(flags, source, *directives);
+  if (flags.emit_sass) return EmitSass(flags, source, *directives);
   if (directives->empty()) {
     std::cerr << flags.file
               << ": no `// run:` directive (ir/language.md, \"Run "
@@ -389,7 +378,7 @@ int Main(int argc, char **argv) {
     return kExitFailed;
   }
   std::vector<absl::Status> errors;
-  for (const RunDirective &directive : *directives)
+  for (const RunDirective& directive : *directives)
     errors.push_back(ValidateDirective(directive, **module));
   if (absl::Status s = JoinStatuses(errors); !s.ok()) {
     std::cerr << s.message();
@@ -430,16 +419,14 @@ int Main(int argc, char **argv) {
   std::vector<std::string> results_json;
   std::vector<std::string> summary;
   for (int index = 0; index < static_cast<int>(directives->size()); ++index) {
-    if (flags.only.has_value() && index + 1 != *flags.only)
-      continue;
-    const RunDirective &directive = (*directives)[index];
+    if (flags.only.has_value() && index + 1 != *flags.only) continue;
+    const RunDirective& directive = (*directives)[index];
     char result_path[] = "/tmp/kir-run-result-XXXXXX";
     const int fd = mkstemp(result_path);
-    if (fd >= 0)
-      close(fd);
+    if (fd >= 0) close(fd);
     std::vector<std::string> command;
     if (!sanitizer.empty()) {
-      const Kernel *kernel = (*module)->FindKernel(directive.kernel);
+      const Kernel* kernel = (*module)->FindKernel(directive.kernel);
       absl::StatusOr<CudaKernelAbi> abi = GetCudaKernelAbi(*kernel);
       command = {sanitizer, absl::StrCat("--tool=", flags.sanitize),
                  absl::StrCat("--error-exitcode=", kSanitizerExitCode),
@@ -508,8 +495,7 @@ int Main(int argc, char **argv) {
                                       directive.kernel, result.seconds));
   }
   std::cout << "\n";
-  for (const std::string &line : summary)
-    std::cout << line << "\n";
+  for (const std::string& line : summary) std::cout << line << "\n";
   std::cout << absl::StrFormat("%d passed, %d failed, %d hung\n", passed,
                                failed, hung);
   if (!flags.json_path.empty()) {
@@ -528,12 +514,11 @@ int Main(int argc, char **argv) {
       return kExitFailed;
     }
   }
-  if (hung > 0)
-    return kExitHang;
+  if (hung > 0) return kExitHang;
   return failed > 0 ? kExitFailed : kExitPassed;
 }
 
-} // namespace
-} // namespace kir
+}  // namespace
+}  // namespace kir
 
-int main(int argc, char **argv) { return kir::Main(argc, argv); }
+int main(int argc, char** argv) { return kir::Main(argc, argv); }

@@ -17,7 +17,7 @@ constexpr int kMaxRank = 8;
 // Passed by value to the support kernels; the same layout is declared in
 // kSupportSource.
 struct DeviceTensorDesc {
-  void *data;
+  void* data;
   int dtype;
   int rank;
   long long shape[kMaxRank];
@@ -27,21 +27,21 @@ struct DeviceTensorDesc {
 // Element type codes shared with kSupportSource.
 int DTypeCode(DType dtype) {
   switch (dtype) {
-  case DType::kF32:
-    return 0;
-  case DType::kF16:
-    return 1;
-  case DType::kBF16:
-    return 2;
-  case DType::kI32:
-    return 3;
-  case DType::kI64:
-  case DType::kIndex:
-    return 4;
-  case DType::kI1:
-    return 5;
-  case DType::kMbarrier:
-    return 4;
+    case DType::kF32:
+      return 0;
+    case DType::kF16:
+      return 1;
+    case DType::kBF16:
+      return 2;
+    case DType::kI32:
+      return 3;
+    case DType::kI64:
+    case DType::kIndex:
+      return 4;
+    case DType::kI1:
+      return 5;
+    case DType::kMbarrier:
+      return 4;
   }
   return 0;
 }
@@ -49,7 +49,7 @@ int DTypeCode(DType dtype) {
 struct DeviceComparison {
   unsigned long long mismatches;
   unsigned long long first_bad;
-  unsigned int max_abs_bits; // non-negative floats order like their bits
+  unsigned int max_abs_bits;  // non-negative floats order like their bits
   unsigned int max_rel_bits;
 };
 
@@ -245,7 +245,7 @@ extern "C" __global__ void kir_ref_compare(TensorDesc got, const float* expected
 }
 )cuda";
 
-DeviceTensorDesc Describe(const TensorView &view) {
+DeviceTensorDesc Describe(const TensorView& view) {
   DeviceTensorDesc desc;
   std::memset(&desc, 0, sizeof(desc));
   desc.data = view.data;
@@ -258,14 +258,13 @@ DeviceTensorDesc Describe(const TensorView &view) {
   return desc;
 }
 
-int64_t Product(const std::vector<int64_t> &shape) {
+int64_t Product(const std::vector<int64_t>& shape) {
   int64_t product = 1;
-  for (int64_t extent : shape)
-    product *= extent;
+  for (int64_t extent : shape) product *= extent;
   return product;
 }
 
-std::string ShapeString(const std::vector<int64_t> &shape) {
+std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
@@ -274,34 +273,32 @@ absl::StatusOr<DenseTensor> MakeDense(std::vector<int64_t> shape) {
   tensor.shape = std::move(shape);
   absl::StatusOr<DeviceBuffer> data =
       DeviceBuffer::Allocate(sizeof(float) * Product(tensor.shape));
-  if (!data.ok())
-    return data.status();
+  if (!data.ok()) return data.status();
   tensor.data = std::move(*data);
   return tensor;
 }
 
 absl::Status BlasStatus(cublasStatus_t status, absl::string_view what) {
-  if (status == CUBLAS_STATUS_SUCCESS)
-    return absl::OkStatus();
+  if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
   return absl::InternalError(
       absl::StrCat(what, ": cuBLASLt status ", static_cast<int>(status)));
 }
 
-#define KIR_BLAS_RETURN_IF_ERROR(call)                                         \
-  do {                                                                         \
-    if (absl::Status kir_blas_status = BlasStatus((call), #call);              \
-        !kir_blas_status.ok())                                                 \
-      return kir_blas_status;                                                  \
+#define KIR_BLAS_RETURN_IF_ERROR(call)                            \
+  do {                                                            \
+    if (absl::Status kir_blas_status = BlasStatus((call), #call); \
+        !kir_blas_status.ok())                                    \
+      return kir_blas_status;                                     \
   } while (0)
 
 cudaDataType BlasType(DType dtype) {
   switch (dtype) {
-  case DType::kF16:
-    return CUDA_R_16F;
-  case DType::kBF16:
-    return CUDA_R_16BF;
-  default:
-    return CUDA_R_32F;
+    case DType::kF16:
+      return CUDA_R_16F;
+    case DType::kBF16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;
   }
 }
 
@@ -338,10 +335,10 @@ absl::StatusOr<BlasOperand> AsBlasOperand(int64_t rows, int64_t cols,
 // Plans D = alpha * A @ B for logical views (A [m, k], B [k, n], D [m, n])
 // as D^T = B^T A^T in cuBLASLt's column-major terms, and runs it `repeats`
 // times; returns per-run times when `times` is given.
-absl::Status RunLtMatmul(cublasLtHandle_t handle, void *workspace,
-                         size_t workspace_bytes, const TensorView &a,
-                         const TensorView &b, const TensorView &d, float alpha,
-                         int repeats, std::vector<double> *times) {
+absl::Status RunLtMatmul(cublasLtHandle_t handle, void* workspace,
+                         size_t workspace_bytes, const TensorView& a,
+                         const TensorView& b, const TensorView& d, float alpha,
+                         int repeats, std::vector<double>* times) {
   const int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
   if (d.strides[1] != 1 && n != 1) {
     return absl::UnimplementedError(
@@ -350,29 +347,22 @@ absl::Status RunLtMatmul(cublasLtHandle_t handle, void *workspace,
   // First operand: B^T (n x k); element (i, j) = B[j, i].
   absl::StatusOr<BlasOperand> first =
       AsBlasOperand(n, k, b.strides[1], b.strides[0]);
-  if (!first.ok())
-    return first.status();
+  if (!first.ok()) return first.status();
   // Second operand: A^T (k x m).
   absl::StatusOr<BlasOperand> second =
       AsBlasOperand(k, m, a.strides[1], a.strides[0]);
-  if (!second.ok())
-    return second.status();
+  if (!second.ok()) return second.status();
 
   cublasLtMatmulDesc_t operation = nullptr;
   cublasLtMatrixLayout_t layout_a = nullptr, layout_b = nullptr,
                          layout_d = nullptr;
   cublasLtMatmulPreference_t preference = nullptr;
   auto cleanup = [&]() {
-    if (preference)
-      cublasLtMatmulPreferenceDestroy(preference);
-    if (layout_d)
-      cublasLtMatrixLayoutDestroy(layout_d);
-    if (layout_b)
-      cublasLtMatrixLayoutDestroy(layout_b);
-    if (layout_a)
-      cublasLtMatrixLayoutDestroy(layout_a);
-    if (operation)
-      cublasLtMatmulDescDestroy(operation);
+    if (preference) cublasLtMatmulPreferenceDestroy(preference);
+    if (layout_d) cublasLtMatrixLayoutDestroy(layout_d);
+    if (layout_b) cublasLtMatrixLayoutDestroy(layout_b);
+    if (layout_a) cublasLtMatrixLayoutDestroy(layout_a);
+    if (operation) cublasLtMatmulDescDestroy(operation);
   };
   absl::Status status = [&]() -> absl::Status {
     KIR_BLAS_RETURN_IF_ERROR(
@@ -412,8 +402,7 @@ absl::Status RunLtMatmul(cublasLtHandle_t handle, void *workspace,
       KIR_CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop));
     }
     for (int r = 0; r < repeats; ++r) {
-      if (times != nullptr)
-        KIR_CUDA_RETURN_IF_ERROR(cudaEventRecord(start));
+      if (times != nullptr) KIR_CUDA_RETURN_IF_ERROR(cudaEventRecord(start));
       KIR_BLAS_RETURN_IF_ERROR(
           cublasLtMatmul(handle, operation, &alpha, b.data, layout_a, a.data,
                          layout_b, &beta, d.data, layout_d, d.data, layout_d,
@@ -438,7 +427,7 @@ absl::Status RunLtMatmul(cublasLtHandle_t handle, void *workspace,
 
 constexpr size_t kBlasWorkspaceBytes = 32 << 20;
 
-} // namespace
+}  // namespace
 
 int64_t TensorView::elements() const { return Product(shape); }
 int64_t DenseTensor::elements() const { return Product(shape); }
@@ -449,18 +438,16 @@ absl::StatusOr<std::unique_ptr<ReferenceEngine>> ReferenceEngine::Create() {
   options.line_info = false;
   absl::StatusOr<std::string> cubin =
       CompileToCubin(kSupportSource, "sm_90a", options);
-  if (!cubin.ok())
-    return cubin.status();
+  if (!cubin.ok()) return cubin.status();
   std::unique_ptr<ReferenceEngine> engine(new ReferenceEngine());
   absl::StatusOr<LoadedLibrary> library = LoadedLibrary::Load(*cubin);
-  if (!library.ok())
-    return library.status();
+  if (!library.ok()) return library.status();
   engine->library_ = std::move(*library);
   struct Entry {
-    const char *symbol;
-    cudaKernel_t *kernel;
+    const char* symbol;
+    cudaKernel_t* kernel;
   };
-  for (const Entry &entry : {Entry{"kir_ref_init", &engine->init_},
+  for (const Entry& entry : {Entry{"kir_ref_init", &engine->init_},
                              Entry{"kir_ref_to_f32", &engine->to_f32_},
                              Entry{"kir_ref_fill", &engine->fill_},
                              Entry{"kir_ref_unary", &engine->unary_},
@@ -468,8 +455,7 @@ absl::StatusOr<std::unique_ptr<ReferenceEngine>> ReferenceEngine::Create() {
                              Entry{"kir_ref_transpose", &engine->transpose_},
                              Entry{"kir_ref_compare", &engine->compare_}}) {
     absl::StatusOr<cudaKernel_t> kernel = engine->library_.Kernel(entry.symbol);
-    if (!kernel.ok())
-      return kernel.status();
+    if (!kernel.ok()) return kernel.status();
     *entry.kernel = *kernel;
   }
   if (absl::Status s =
@@ -478,80 +464,73 @@ absl::StatusOr<std::unique_ptr<ReferenceEngine>> ReferenceEngine::Create() {
     return s;
   absl::StatusOr<DeviceBuffer> workspace =
       DeviceBuffer::Allocate(kBlasWorkspaceBytes);
-  if (!workspace.ok())
-    return workspace.status();
+  if (!workspace.ok()) return workspace.status();
   engine->blas_workspace_ = std::move(*workspace);
   return engine;
 }
 
 ReferenceEngine::~ReferenceEngine() {
-  if (blas_ != nullptr)
-    cublasLtDestroy(blas_);
+  if (blas_ != nullptr) cublasLtDestroy(blas_);
 }
 
 absl::Status ReferenceEngine::Launch(cudaKernel_t kernel, int64_t elements,
-                                     void **args) {
+                                     void** args) {
   const int64_t blocks = std::clamp<int64_t>((elements + 255) / 256, 1, 8192);
   KIR_CUDA_RETURN_IF_ERROR(cudaLaunchKernel(
-      reinterpret_cast<const void *>(kernel),
+      reinterpret_cast<const void*>(kernel),
       dim3(static_cast<unsigned>(blocks)), dim3(256), args, 0, nullptr));
   return CudaStatus(cudaDeviceSynchronize(), "reference kernel");
 }
 
-absl::Status ReferenceEngine::Initialize(const TensorView &tensor,
-                                         const InputInit &init) {
+absl::Status ReferenceEngine::Initialize(const TensorView& tensor,
+                                         const InputInit& init) {
   DeviceTensorDesc desc = Describe(tensor);
   int kind = static_cast<int>(init.kind);
   unsigned long long seed = init.seed;
   double first = init.first, second = init.second;
   long long n = tensor.elements();
-  void *args[] = {&desc, &kind, &seed, &first, &second, &n};
+  void* args[] = {&desc, &kind, &seed, &first, &second, &n};
   return Launch(init_, n, args);
 }
 
-absl::StatusOr<DenseTensor> ReferenceEngine::ToF32(const TensorView &tensor) {
+absl::StatusOr<DenseTensor> ReferenceEngine::ToF32(const TensorView& tensor) {
   absl::StatusOr<DenseTensor> out = MakeDense(tensor.shape);
-  if (!out.ok())
-    return out;
+  if (!out.ok()) return out;
   DeviceTensorDesc desc = Describe(tensor);
-  float *data = out->data.as<float>();
+  float* data = out->data.as<float>();
   long long n = tensor.elements();
-  void *args[] = {&desc, &data, &n};
-  if (absl::Status s = Launch(to_f32_, n, args); !s.ok())
-    return s;
+  void* args[] = {&desc, &data, &n};
+  if (absl::Status s = Launch(to_f32_, n, args); !s.ok()) return s;
   return out;
 }
 
 absl::StatusOr<DenseTensor> ReferenceEngine::Scalar(double value) {
   absl::StatusOr<DenseTensor> out = MakeDense({});
-  if (!out.ok())
-    return out;
-  float *data = out->data.as<float>();
+  if (!out.ok()) return out;
+  float* data = out->data.as<float>();
   float v = static_cast<float>(value);
   long long n = 1;
-  void *args[] = {&data, &v, &n};
-  if (absl::Status s = Launch(fill_, n, args); !s.ok())
-    return s;
+  void* args[] = {&data, &v, &n};
+  if (absl::Status s = Launch(fill_, n, args); !s.ok()) return s;
   return out;
 }
 
 absl::StatusOr<DenseTensor> ReferenceEngine::Unary(RefOp op,
-                                                   const DenseTensor &x) {
+                                                   const DenseTensor& x) {
   absl::StatusOr<DenseTensor> out = MakeDense(x.shape);
-  if (!out.ok())
-    return out;
-  float *data = out->data.as<float>();
-  const float *input = x.data.as<float>();
+  if (!out.ok()) return out;
+  float* data = out->data.as<float>();
+  const float* input = x.data.as<float>();
   int code = static_cast<int>(op);
   long long n = x.elements();
-  void *args[] = {&data, &input, &code, &n};
-  if (absl::Status s = Launch(unary_, n, args); !s.ok())
-    return s;
+  void* args[] = {&data, &input, &code, &n};
+  if (absl::Status s = Launch(unary_, n, args); !s.ok()) return s;
   return out;
 }
 
-absl::StatusOr<DenseTensor>
-ReferenceEngine::Binary(RefOp op, const DenseTensor &x, const DenseTensor &y) {
+absl::StatusOr<DenseTensor> ReferenceEngine::Binary(RefOp op,
+                                                    const DenseTensor& x,
+                                                    const DenseTensor& y) {
   const bool x_scalar = x.shape.empty(), y_scalar = y.shape.empty();
   if (!x_scalar && !y_scalar && x.shape != y.shape) {
     return absl::InvalidArgumentError(
@@ -559,48 +538,43 @@ ReferenceEngine::Binary(RefOp op, const DenseTensor &x, const DenseTensor &y) {
                      ShapeString(y.shape), " differ"));
   }
   absl::StatusOr<DenseTensor> out = MakeDense(x_scalar ? y.shape : x.shape);
-  if (!out.ok())
-    return out;
-  float *data = out->data.as<float>();
-  const float *lhs = x.data.as<float>();
-  const float *rhs = y.data.as<float>();
+  if (!out.ok()) return out;
+  float* data = out->data.as<float>();
+  const float* lhs = x.data.as<float>();
+  const float* rhs = y.data.as<float>();
   int code = static_cast<int>(op);
   int x_step = x_scalar ? 0 : 1, y_step = y_scalar ? 0 : 1;
   long long n = out->elements();
-  void *args[] = {&data, &lhs, &rhs, &code, &x_step, &y_step, &n};
-  if (absl::Status s = Launch(binary_, n, args); !s.ok())
-    return s;
+  void* args[] = {&data, &lhs, &rhs, &code, &x_step, &y_step, &n};
+  if (absl::Status s = Launch(binary_, n, args); !s.ok()) return s;
   return out;
 }
 
-absl::StatusOr<DenseTensor> ReferenceEngine::Transpose(const DenseTensor &x) {
+absl::StatusOr<DenseTensor> ReferenceEngine::Transpose(const DenseTensor& x) {
   if (x.shape.size() != 2) {
     return absl::InvalidArgumentError(absl::StrCat(
         ".T needs a 2-D operand, got shape ", ShapeString(x.shape)));
   }
   absl::StatusOr<DenseTensor> out = MakeDense({x.shape[1], x.shape[0]});
-  if (!out.ok())
-    return out;
-  float *data = out->data.as<float>();
-  const float *input = x.data.as<float>();
+  if (!out.ok()) return out;
+  float* data = out->data.as<float>();
+  const float* input = x.data.as<float>();
   long long rows = x.shape[0], cols = x.shape[1];
-  void *args[] = {&data, &input, &rows, &cols};
-  if (absl::Status s = Launch(transpose_, rows * cols, args); !s.ok())
-    return s;
+  void* args[] = {&data, &input, &rows, &cols};
+  if (absl::Status s = Launch(transpose_, rows * cols, args); !s.ok()) return s;
   return out;
 }
 
-absl::StatusOr<DenseTensor> ReferenceEngine::Matmul(const DenseTensor &a,
-                                                    const DenseTensor &b) {
+absl::StatusOr<DenseTensor> ReferenceEngine::Matmul(const DenseTensor& a,
+                                                    const DenseTensor& b) {
   if (a.shape.size() != 2 || b.shape.size() != 2 || a.shape[1] != b.shape[0]) {
     return absl::InvalidArgumentError(
         absl::StrCat("@ needs [m, k] @ [k, n], got ", ShapeString(a.shape),
                      " @ ", ShapeString(b.shape)));
   }
   absl::StatusOr<DenseTensor> out = MakeDense({a.shape[0], b.shape[1]});
-  if (!out.ok())
-    return out;
-  auto view = [](const DenseTensor &t) {
+  if (!out.ok()) return out;
+  auto view = [](const DenseTensor& t) {
     TensorView v;
     v.data = t.data.get();
     v.dtype = DType::kF32;
@@ -610,7 +584,7 @@ absl::StatusOr<DenseTensor> ReferenceEngine::Matmul(const DenseTensor &a,
   };
   if (a.shape[1] == 0) {
     // cuBLASLt rejects k = 0; the product is zero.
-    void *data = out->data.get();
+    void* data = out->data.get();
     KIR_CUDA_RETURN_IF_ERROR(
         cudaMemset(data, 0, sizeof(float) * out->elements()));
     return out;
@@ -623,9 +597,9 @@ absl::StatusOr<DenseTensor> ReferenceEngine::Matmul(const DenseTensor &a,
   return out;
 }
 
-absl::StatusOr<double> ReferenceEngine::TimeNativeMatmul(const TensorView &a,
-                                                         const TensorView &b,
-                                                         const TensorView &d,
+absl::StatusOr<double> ReferenceEngine::TimeNativeMatmul(const TensorView& a,
+                                                         const TensorView& b,
+                                                         const TensorView& d,
                                                          float alpha,
                                                          int repeats) {
   std::vector<double> times;
@@ -637,8 +611,8 @@ absl::StatusOr<double> ReferenceEngine::TimeNativeMatmul(const TensorView &a,
   return Summarize(times).median_ms;
 }
 
-absl::StatusOr<Comparison> ReferenceEngine::Compare(const TensorView &got,
-                                                    const DenseTensor &expected,
+absl::StatusOr<Comparison> ReferenceEngine::Compare(const TensorView& got,
+                                                    const DenseTensor& expected,
                                                     bool exact, double rtol,
                                                     double atol) {
   if (!expected.shape.empty() && expected.shape != got.shape) {
@@ -648,23 +622,21 @@ absl::StatusOr<Comparison> ReferenceEngine::Compare(const TensorView &got,
   }
   absl::StatusOr<DeviceBuffer> result_buffer =
       DeviceBuffer::Allocate(sizeof(DeviceComparison));
-  if (!result_buffer.ok())
-    return result_buffer.status();
+  if (!result_buffer.ok()) return result_buffer.status();
   DeviceComparison initial = {0, ~0ull, 0, 0};
   KIR_CUDA_RETURN_IF_ERROR(cudaMemcpy(result_buffer->get(), &initial,
                                       sizeof(initial), cudaMemcpyHostToDevice));
   DeviceTensorDesc desc = Describe(got);
-  const float *reference = expected.data.as<float>();
+  const float* reference = expected.data.as<float>();
   int step = expected.shape.empty() ? 0 : 1;
   int exact_flag = exact ? 1 : 0;
   float relative = static_cast<float>(rtol),
         absolute = static_cast<float>(atol);
-  void *result_pointer = result_buffer->get();
+  void* result_pointer = result_buffer->get();
   long long n = got.elements();
-  void *args[] = {&desc,     &reference, &step,           &exact_flag,
+  void* args[] = {&desc,     &reference, &step,           &exact_flag,
                   &relative, &absolute,  &result_pointer, &n};
-  if (absl::Status s = Launch(compare_, n, args); !s.ok())
-    return s;
+  if (absl::Status s = Launch(compare_, n, args); !s.ok()) return s;
   DeviceComparison result;
   KIR_CUDA_RETURN_IF_ERROR(cudaMemcpy(&result, result_buffer->get(),
                                       sizeof(result), cudaMemcpyDeviceToHost));
@@ -689,11 +661,10 @@ absl::StatusOr<Comparison> ReferenceEngine::Compare(const TensorView &got,
     int64_t offset = 0;
     for (size_t d = 0; d < index.size(); ++d)
       offset += index[d] * got.strides[d];
-    one.data = static_cast<char *>(got.data) + offset * DTypeBytes(got.dtype);
+    one.data = static_cast<char*>(got.data) + offset * DTypeBytes(got.dtype);
     one.shape.assign(got.shape.size(), 1);
     absl::StatusOr<DenseTensor> got_value = ToF32(one);
-    if (!got_value.ok())
-      return got_value.status();
+    if (!got_value.ok()) return got_value.status();
     float value = 0;
     KIR_CUDA_RETURN_IF_ERROR(cudaMemcpy(&value, got_value->data.get(),
                                         sizeof(float), cudaMemcpyDeviceToHost));
@@ -708,4 +679,4 @@ absl::StatusOr<Comparison> ReferenceEngine::Compare(const TensorView &got,
   return comparison;
 }
 
-} // namespace kir
+}  // namespace kir

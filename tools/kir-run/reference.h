@@ -22,7 +22,7 @@ namespace kir {
 // A kernel's tensor in global memory: logical shape and element strides,
 // outermost first.
 struct TensorView {
-  void *data = nullptr;
+  void* data = nullptr;
   DType dtype = DType::kF32;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
@@ -40,7 +40,7 @@ struct Comparison {
   int64_t elements = 0;
   int64_t mismatches = 0;
   double max_abs_error = 0;
-  double max_rel_error = 0; // over elements whose reference is not 0
+  double max_rel_error = 0;  // over elements whose reference is not 0
   // The first mismatching element (row-major logical order), if any.
   std::vector<int64_t> first_bad_index;
   double got = 0, expected = 0;
@@ -61,42 +61,42 @@ enum class RefOp : int {
 };
 
 class ReferenceEngine {
-public:
+ public:
   // Compiles (or finds in the cache) the support kernels and creates a
   // cuBLASLt handle.
   static absl::StatusOr<std::unique_ptr<ReferenceEngine>> Create();
   ~ReferenceEngine();
 
-  absl::Status Initialize(const TensorView &tensor, const InputInit &init);
-  absl::StatusOr<DenseTensor> ToF32(const TensorView &tensor);
+  absl::Status Initialize(const TensorView& tensor, const InputInit& init);
+  absl::StatusOr<DenseTensor> ToF32(const TensorView& tensor);
   absl::StatusOr<DenseTensor> Scalar(double value);
-  absl::StatusOr<DenseTensor> Unary(RefOp op, const DenseTensor &x);
+  absl::StatusOr<DenseTensor> Unary(RefOp op, const DenseTensor& x);
   // Equal shapes, or one side a scalar.
-  absl::StatusOr<DenseTensor> Binary(RefOp op, const DenseTensor &x,
-                                     const DenseTensor &y);
-  absl::StatusOr<DenseTensor> Transpose(const DenseTensor &x);
+  absl::StatusOr<DenseTensor> Binary(RefOp op, const DenseTensor& x,
+                                     const DenseTensor& y);
+  absl::StatusOr<DenseTensor> Transpose(const DenseTensor& x);
   // [m, k] @ [k, n] in f32 (CUBLAS_COMPUTE_32F: no TF32).
-  absl::StatusOr<DenseTensor> Matmul(const DenseTensor &a,
-                                     const DenseTensor &b);
+  absl::StatusOr<DenseTensor> Matmul(const DenseTensor& a,
+                                     const DenseTensor& b);
   // `got` against `expected` (same shape, or a scalar expected).
-  absl::StatusOr<Comparison> Compare(const TensorView &got,
-                                     const DenseTensor &expected, bool exact,
+  absl::StatusOr<Comparison> Compare(const TensorView& got,
+                                     const DenseTensor& expected, bool exact,
                                      double rtol, double atol);
 
   // The baseline a matrix product is timed against: D[m, n] = alpha * A @ B
   // with the kernel's own element types and layouts, through cuBLASLt.
   // `a` is [m, k] and `b` is [k, n] as logical views (a transposed view is a
   // view with swapped shape and strides). Runs once; returns its time.
-  absl::StatusOr<double> TimeNativeMatmul(const TensorView &a,
-                                          const TensorView &b,
-                                          const TensorView &d, float alpha,
+  absl::StatusOr<double> TimeNativeMatmul(const TensorView& a,
+                                          const TensorView& b,
+                                          const TensorView& d, float alpha,
                                           int repeats);
 
   cublasLtHandle_t blas() const { return blas_; }
 
-private:
+ private:
   ReferenceEngine() = default;
-  absl::Status Launch(cudaKernel_t kernel, int64_t elements, void **args);
+  absl::Status Launch(cudaKernel_t kernel, int64_t elements, void** args);
 
   LoadedLibrary library_;
   cudaKernel_t init_ = nullptr, to_f32_ = nullptr, fill_ = nullptr,
@@ -106,6 +106,6 @@ private:
   DeviceBuffer blas_workspace_;
 };
 
-} // namespace kir
+}  // namespace kir
 
-#endif // KIR_TOOLS_KIR_RUN_REFERENCE_H_
+#endif  // KIR_TOOLS_KIR_RUN_REFERENCE_H_

@@ -34,24 +34,24 @@ std::string JsonString(absl::string_view text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        absl::StrAppend(&out, absl::StrFormat("\\u%04x", c));
-      } else {
-        out += c;
-      }
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          absl::StrAppend(&out, absl::StrFormat("\\u%04x", c));
+        } else {
+          out += c;
+        }
     }
   }
   return out + "\"";
@@ -60,48 +60,42 @@ std::string JsonString(absl::string_view text) {
 namespace {
 
 std::string JsonNumber(double value) {
-  if (!std::isfinite(value))
-    return "null";
+  if (!std::isfinite(value)) return "null";
   return absl::StrFormat("%.6g", value);
 }
 
 // ---------------------------------------------------------------------------
 // Preparing a kernel (CPU only).
 
-absl::Status WriteFile(const std::string &path, absl::string_view contents) {
+absl::Status WriteFile(const std::string& path, absl::string_view contents) {
   std::ofstream file(path, std::ios::binary);
   file.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  if (!file)
-    return absl::InternalError(absl::StrCat("cannot write ", path));
+  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
   return absl::OkStatus();
 }
 
 std::string Stem(absl::string_view path) {
   const size_t slash = path.rfind('/');
-  if (slash != absl::string_view::npos)
-    path.remove_prefix(slash + 1);
+  if (slash != absl::string_view::npos) path.remove_prefix(slash + 1);
   const size_t dot = path.find('.');
   return std::string(path.substr(0, dot));
 }
 
-} // namespace
+}  // namespace
 
-absl::StatusOr<PreparedKernel>
-PrepareKernel(const std::shared_ptr<const SourceFile> &source,
-              const std::string &pipeline, const std::string &kernel_name,
-              const std::string &dump_dir, const std::string &dump_tag) {
+absl::StatusOr<PreparedKernel> PrepareKernel(
+    const std::shared_ptr<const SourceFile>& source,
+    const std::string& pipeline, const std::string& kernel_name,
+    const std::string& dump_dir, const std::string& dump_tag) {
   PreparedKernel prepared;
   prepared.pipeline = pipeline;
   absl::StatusOr<std::unique_ptr<Module>> module = ParseModule(source);
-  if (!module.ok())
-    return module.status();
+  if (!module.ok()) return module.status();
   prepared.module = std::move(*module);
-  if (absl::Status s = Verify(*prepared.module); !s.ok())
-    return s;
+  if (absl::Status s = Verify(*prepared.module); !s.ok()) return s;
   if (!pipeline.empty()) {
     absl::StatusOr<Pipeline> parsed = ParsePipeline(pipeline);
-    if (!parsed.ok())
-      return parsed.status();
+    if (!parsed.ok()) return parsed.status();
     std::ostringstream log;
     PipelineRunOptions run_options;
     if (absl::Status s =
@@ -121,20 +115,17 @@ PrepareKernel(const std::shared_ptr<const SourceFile> &source,
         absl::StrCat("the pipeline removed kernel @", kernel_name));
   }
   absl::StatusOr<CudaKernelAbi> abi = GetCudaKernelAbi(*prepared.kernel);
-  if (!abi.ok())
-    return abi.status();
+  if (!abi.ok()) return abi.status();
   prepared.abi = std::move(*abi);
   absl::StatusOr<std::string> cuda = EmitCuda(*prepared.module);
-  if (!cuda.ok())
-    return cuda.status();
+  if (!cuda.ok()) return cuda.status();
   prepared.cuda = std::move(*cuda);
   NvrtcOptions options;
   options.program_name = source->name;
   options.extra_options = {"--ptxas-options=-v"};
   absl::StatusOr<std::string> cubin =
       CompileToCubin(prepared.cuda, "sm_90a", options, &prepared.compile);
-  if (!cubin.ok())
-    return cubin.status();
+  if (!cubin.ok()) return cubin.status();
   prepared.cubin = std::move(*cubin);
 
   // ptxas -v: "Compiling entry function 'kir_x' ..." then "N bytes spill
@@ -154,11 +145,10 @@ PrepareKernel(const std::shared_ptr<const SourceFile> &source,
 
   if (!dump_dir.empty()) {
     std::string base = absl::StrCat(dump_dir, "/", Stem(source->name));
-    if (!dump_tag.empty())
-      absl::StrAppend(&base, ".", dump_tag);
+    if (!dump_tag.empty()) absl::StrAppend(&base, ".", dump_tag);
     PrintOptions print;
     print.provenance = true;
-    for (const auto &[suffix, contents] :
+    for (const auto& [suffix, contents] :
          std::vector<std::pair<std::string, std::string>>{
              {".lowered.kir", PrintModule(*prepared.module, print)},
              {".cu", prepared.cuda},
@@ -170,10 +160,8 @@ PrepareKernel(const std::shared_ptr<const SourceFile> &source,
     ptx_options.extra_options.clear();
     absl::StatusOr<std::string> ptx =
         CompileToPtx(prepared.cuda, "compute_90a", ptx_options);
-    if (!ptx.ok())
-      return ptx.status();
-    if (absl::Status s = WriteFile(base + ".ptx", *ptx); !s.ok())
-      return s;
+    if (!ptx.ok()) return ptx.status();
+    if (absl::Status s = WriteFile(base + ".ptx", *ptx); !s.ok()) return s;
   }
   return prepared;
 }
@@ -187,16 +175,16 @@ enum class NameKind { kSize, kTensor, kTensorMap, kScalar };
 
 struct NamedThing {
   NameKind kind;
-  const Value *value = nullptr;
-  const Param *param = nullptr;
+  const Value* value = nullptr;
+  const Param* param = nullptr;
 };
 
-std::map<std::string, NamedThing> NamesOf(const Kernel &kernel) {
+std::map<std::string, NamedThing> NamesOf(const Kernel& kernel) {
   std::map<std::string, NamedThing> names;
-  for (const auto &size : kernel.sizes()) {
+  for (const auto& size : kernel.sizes()) {
     names[size->name()] = {NameKind::kSize, size.get(), nullptr};
   }
-  for (const Param &param : kernel.params()) {
+  for (const Param& param : kernel.params()) {
     NameKind kind = param.kind == Param::Kind::kTensor ? NameKind::kTensor
                     : param.kind == Param::Kind::kTensorMap
                         ? NameKind::kTensorMap
@@ -206,37 +194,37 @@ std::map<std::string, NamedThing> NamesOf(const Kernel &kernel) {
   return names;
 }
 
-const char *KindWord(NameKind kind) {
+const char* KindWord(NameKind kind) {
   switch (kind) {
-  case NameKind::kSize:
-    return "a size";
-  case NameKind::kTensor:
-    return "a tensor";
-  case NameKind::kTensorMap:
-    return "a tensor map";
-  case NameKind::kScalar:
-    return "a scalar";
+    case NameKind::kSize:
+      return "a size";
+    case NameKind::kTensor:
+      return "a tensor";
+    case NameKind::kTensorMap:
+      return "a tensor map";
+    case NameKind::kScalar:
+      return "a scalar";
   }
   return "?";
 }
 
 // Size values bound by a directive.
-using SizeBindings = std::map<const Value *, int64_t>;
+using SizeBindings = std::map<const Value*, int64_t>;
 
-std::optional<int64_t> EvaluateShapeExpr(const IndexExpr &expr,
-                                         const SizeBindings &sizes) {
-  return expr.Evaluate([&](const Value *size) -> std::optional<int64_t> {
+std::optional<int64_t> EvaluateShapeExpr(const IndexExpr& expr,
+                                         const SizeBindings& sizes) {
+  return expr.Evaluate([&](const Value* size) -> std::optional<int64_t> {
     auto it = sizes.find(size);
-    if (it == sizes.end())
-      return std::nullopt;
+    if (it == sizes.end()) return std::nullopt;
     return it->second;
   });
 }
 
-absl::StatusOr<std::vector<int64_t>>
-ShapeOf(const Value *value, const SizeBindings &sizes, const Location &loc) {
+absl::StatusOr<std::vector<int64_t>> ShapeOf(const Value* value,
+                                             const SizeBindings& sizes,
+                                             const Location& loc) {
   std::vector<int64_t> shape;
-  for (const IndexExpr &extent : value->type().shape()) {
+  for (const IndexExpr& extent : value->type().shape()) {
     std::optional<int64_t> evaluated = EvaluateShapeExpr(extent, sizes);
     if (!evaluated.has_value() || *evaluated < 0) {
       return Error(loc) << "the shape of %" << value->name() << " ("
@@ -248,83 +236,77 @@ ShapeOf(const Value *value, const SizeBindings &sizes, const Location &loc) {
   return shape;
 }
 
-std::string ShapeText(const std::vector<int64_t> &shape) {
+std::string ShapeText(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
 // The shape of a reference expression; scalars have shape [].
-absl::StatusOr<std::vector<int64_t>>
-ReferenceShape(const RefExpr &expr,
-               const std::map<std::string, NamedThing> &names,
-               const SizeBindings &sizes) {
+absl::StatusOr<std::vector<int64_t>> ReferenceShape(
+    const RefExpr& expr, const std::map<std::string, NamedThing>& names,
+    const SizeBindings& sizes) {
   using Kind = RefExpr::Kind;
   std::vector<std::vector<int64_t>> operands;
-  for (const auto &operand : expr.operands) {
+  for (const auto& operand : expr.operands) {
     absl::StatusOr<std::vector<int64_t>> shape =
         ReferenceShape(*operand, names, sizes);
-    if (!shape.ok())
-      return shape;
+    if (!shape.ok()) return shape;
     operands.push_back(std::move(*shape));
   }
   switch (expr.kind) {
-  case Kind::kNumber:
-    return std::vector<int64_t>{};
-  case Kind::kName: {
-    auto it = names.find(expr.name);
-    if (it == names.end()) {
-      return Error(expr.loc) << "'" << expr.name
-                             << "' is not a parameter or size of the kernel";
-    }
-    if (it->second.kind == NameKind::kTensorMap) {
-      return Error(expr.loc)
-             << "'" << expr.name << "' is a tensor map; name its tensor";
-    }
-    if (it->second.kind != NameKind::kTensor)
+    case Kind::kNumber:
       return std::vector<int64_t>{};
-    return ShapeOf(it->second.value, sizes, expr.loc);
-  }
-  case Kind::kNeg:
-  case Kind::kRound:
-  case Kind::kExp:
-  case Kind::kAbs:
-    return operands[0];
-  case Kind::kAdd:
-  case Kind::kSub:
-  case Kind::kMul:
-  case Kind::kDiv:
-    if (operands[0].empty())
-      return operands[1];
-    if (operands[1].empty() || operands[0] == operands[1])
+    case Kind::kName: {
+      auto it = names.find(expr.name);
+      if (it == names.end()) {
+        return Error(expr.loc) << "'" << expr.name
+                               << "' is not a parameter or size of the kernel";
+      }
+      if (it->second.kind == NameKind::kTensorMap) {
+        return Error(expr.loc)
+               << "'" << expr.name << "' is a tensor map; name its tensor";
+      }
+      if (it->second.kind != NameKind::kTensor) return std::vector<int64_t>{};
+      return ShapeOf(it->second.value, sizes, expr.loc);
+    }
+    case Kind::kNeg:
+    case Kind::kRound:
+    case Kind::kExp:
+    case Kind::kAbs:
       return operands[0];
-    return Error(expr.loc) << "elementwise operands have shapes "
-                           << ShapeText(operands[0]) << " and "
-                           << ShapeText(operands[1]);
-  case Kind::kTranspose:
-    if (operands[0].size() != 2) {
+    case Kind::kAdd:
+    case Kind::kSub:
+    case Kind::kMul:
+    case Kind::kDiv:
+      if (operands[0].empty()) return operands[1];
+      if (operands[1].empty() || operands[0] == operands[1]) return operands[0];
       return Error(expr.loc)
-             << ".T needs a 2-D operand, got shape " << ShapeText(operands[0]);
-    }
-    return std::vector<int64_t>{operands[0][1], operands[0][0]};
-  case Kind::kMatmul:
-    if (operands[0].size() != 2 || operands[1].size() != 2 ||
-        operands[0][1] != operands[1][0]) {
-      return Error(expr.loc)
-             << "'@' needs [m, k] @ [k, n], got " << ShapeText(operands[0])
-             << " @ " << ShapeText(operands[1]);
-    }
-    return std::vector<int64_t>{operands[0][0], operands[1][1]};
+             << "elementwise operands have shapes " << ShapeText(operands[0])
+             << " and " << ShapeText(operands[1]);
+    case Kind::kTranspose:
+      if (operands[0].size() != 2) {
+        return Error(expr.loc) << ".T needs a 2-D operand, got shape "
+                               << ShapeText(operands[0]);
+      }
+      return std::vector<int64_t>{operands[0][1], operands[0][0]};
+    case Kind::kMatmul:
+      if (operands[0].size() != 2 || operands[1].size() != 2 ||
+          operands[0][1] != operands[1][0]) {
+        return Error(expr.loc)
+               << "'@' needs [m, k] @ [k, n], got " << ShapeText(operands[0])
+               << " @ " << ShapeText(operands[1]);
+      }
+      return std::vector<int64_t>{operands[0][0], operands[1][1]};
   }
   return std::vector<int64_t>{};
 }
 
-absl::StatusOr<SizeBindings>
-BindSizes(const RunDirective &directive,
-          const std::map<std::string, NamedThing> &names) {
+absl::StatusOr<SizeBindings> BindSizes(
+    const RunDirective& directive,
+    const std::map<std::string, NamedThing>& names) {
   SizeBindings sizes;
-  for (const Binding &binding : directive.bindings) {
+  for (const Binding& binding : directive.bindings) {
     auto it = names.find(binding.name);
-    if (it == names.end() || it->second.kind != NameKind::kSize)
-      continue;
+    if (it == names.end() || it->second.kind != NameKind::kSize) continue;
     int64_t value = 0;
     if (!binding.is_number || !absl::SimpleAtoi(binding.number_text, &value) ||
         value < 0) {
@@ -336,22 +318,21 @@ BindSizes(const RunDirective &directive,
   return sizes;
 }
 
-} // namespace
+}  // namespace
 
-absl::Status ValidateDirective(const RunDirective &directive,
-                               const Module &module) {
-  const Kernel *kernel = module.FindKernel(directive.kernel);
+absl::Status ValidateDirective(const RunDirective& directive,
+                               const Module& module) {
+  const Kernel* kernel = module.FindKernel(directive.kernel);
   if (kernel == nullptr) {
     std::vector<std::string> known;
-    for (const auto &k : module.kernels)
-      known.push_back("@" + k->name());
+    for (const auto& k : module.kernels) known.push_back("@" + k->name());
     return Error(directive.kernel_loc)
            << "no kernel @" << directive.kernel << " in this file (it has "
            << (known.empty() ? "none" : absl::StrJoin(known, ", ")) << ")";
   }
   const std::map<std::string, NamedThing> names = NamesOf(*kernel);
   std::vector<absl::Status> errors;
-  for (const Binding &binding : directive.bindings) {
+  for (const Binding& binding : directive.bindings) {
     auto it = names.find(binding.name);
     if (it == names.end()) {
       errors.push_back(Error(binding.loc)
@@ -378,13 +359,11 @@ absl::Status ValidateDirective(const RunDirective &directive,
     }
   }
   absl::StatusOr<SizeBindings> sizes = BindSizes(directive, names);
-  if (!sizes.ok())
-    errors.push_back(sizes.status());
-  for (const auto &[name, thing] : names) {
-    if (thing.kind == NameKind::kTensorMap)
-      continue;
+  if (!sizes.ok()) errors.push_back(sizes.status());
+  for (const auto& [name, thing] : names) {
+    if (thing.kind == NameKind::kTensorMap) continue;
     bool bound = false;
-    for (const Binding &binding : directive.bindings)
+    for (const Binding& binding : directive.bindings)
       bound = bound || binding.name == name;
     if (!bound) {
       errors.push_back(Error(directive.kernel_loc)
@@ -396,10 +375,9 @@ absl::Status ValidateDirective(const RunDirective &directive,
                                : ""));
     }
   }
-  if (!errors.empty())
-    return JoinStatuses(errors);
+  if (!errors.empty()) return JoinStatuses(errors);
 
-  for (const Check &check : directive.checks) {
+  for (const Check& check : directive.checks) {
     auto it = names.find(check.output);
     if (it == names.end() || it->second.kind != NameKind::kTensor) {
       errors.push_back(Error(check.loc)
@@ -436,8 +414,7 @@ namespace {
 uint16_t FloatToBf16Bits(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, 4);
-  if (std::isnan(value))
-    return 0x7fc0;
+  if (std::isnan(value)) return 0x7fc0;
   bits += 0x7fff + ((bits >> 16) & 1);
   return static_cast<uint16_t>(bits >> 16);
 }
@@ -446,12 +423,10 @@ uint16_t FloatToF16Bits(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, 4);
   const uint32_t sign = (bits >> 16) & 0x8000;
-  if (std::isnan(value))
-    return static_cast<uint16_t>(sign | 0x7e00);
+  if (std::isnan(value)) return static_cast<uint16_t>(sign | 0x7e00);
   float magnitude = std::fabs(value);
-  if (magnitude >= 65520.0f)
-    return static_cast<uint16_t>(sign | 0x7c00);
-  if (magnitude < 6.103515625e-05f) { // subnormal: multiples of 2^-24
+  if (magnitude >= 65520.0f) return static_cast<uint16_t>(sign | 0x7c00);
+  if (magnitude < 6.103515625e-05f) {  // subnormal: multiples of 2^-24
     const float scaled = std::nearbyint(magnitude * 16777216.0f);
     return static_cast<uint16_t>(sign | static_cast<uint32_t>(scaled));
   }
@@ -497,30 +472,30 @@ struct Launchable {
   LoadedLibrary library;
   cudaKernel_t kernel = nullptr;
   std::vector<std::unique_ptr<ArgSlot>> slots;
-  std::vector<void *> args;
+  std::vector<void*> args;
   cudaLaunchConfig_t config = {};
   cudaLaunchAttribute attributes[1];
-  std::vector<DeviceBuffer *> workspaces; // zeroed before each launch
+  std::vector<DeviceBuffer*> workspaces;  // zeroed before each launch
   std::vector<DeviceBuffer> owned_workspaces;
 };
 
 struct BoundTensor {
-  const Param *param = nullptr;
+  const Param* param = nullptr;
   TensorView view;
   DeviceBuffer buffer;
-  const Binding *binding = nullptr;
+  const Binding* binding = nullptr;
 };
 
 // Everything a directive binds, shared by the pipeline variants.
 struct Bindings {
   SizeBindings sizes;
-  std::map<std::string, BoundTensor> tensors; // by name
-  std::map<std::string, double> scalars;      // scalars and sizes
+  std::map<std::string, BoundTensor> tensors;  // by name
+  std::map<std::string, double> scalars;       // scalars and sizes
 };
 
-std::vector<int64_t> ElementStrides(const Param &param,
-                                    const std::vector<int64_t> &shape,
-                                    const SizeBindings &sizes) {
+std::vector<int64_t> ElementStrides(const Param& param,
+                                    const std::vector<int64_t>& shape,
+                                    const SizeBindings& sizes) {
   std::vector<int64_t> strides(shape.size(), 1);
   if (param.layout == TensorLayout::kStrided) {
     for (size_t d = 0; d < shape.size(); ++d)
@@ -535,17 +510,16 @@ std::vector<int64_t> ElementStrides(const Param &param,
   return strides;
 }
 
-absl::StatusOr<Bindings> AllocateBindings(const RunDirective &directive,
-                                          const Kernel &kernel,
-                                          ReferenceEngine &engine) {
+absl::StatusOr<Bindings> AllocateBindings(const RunDirective& directive,
+                                          const Kernel& kernel,
+                                          ReferenceEngine& engine) {
   Bindings bindings;
   const std::map<std::string, NamedThing> names = NamesOf(kernel);
   absl::StatusOr<SizeBindings> sizes = BindSizes(directive, names);
-  if (!sizes.ok())
-    return sizes.status();
+  if (!sizes.ok()) return sizes.status();
   bindings.sizes = *sizes;
-  for (const Binding &binding : directive.bindings) {
-    const NamedThing &thing = names.at(binding.name);
+  for (const Binding& binding : directive.bindings) {
+    const NamedThing& thing = names.at(binding.name);
     if (thing.kind != NameKind::kTensor) {
       bindings.scalars[binding.name] = binding.number;
       continue;
@@ -555,16 +529,14 @@ absl::StatusOr<Bindings> AllocateBindings(const RunDirective &directive,
     tensor.binding = &binding;
     absl::StatusOr<std::vector<int64_t>> shape =
         ShapeOf(thing.value, bindings.sizes, binding.loc);
-    if (!shape.ok())
-      return shape.status();
+    if (!shape.ok()) return shape.status();
     tensor.view.dtype = thing.value->type().dtype();
     tensor.view.shape = *shape;
     tensor.view.strides =
         ElementStrides(*thing.param, tensor.view.shape, bindings.sizes);
     int64_t span = 1;
     for (size_t d = 0; d < shape->size(); ++d) {
-      if ((*shape)[d] == 0)
-        span = 0;
+      if ((*shape)[d] == 0) span = 0;
     }
     if (span != 0) {
       for (size_t d = 0; d < shape->size(); ++d)
@@ -572,8 +544,7 @@ absl::StatusOr<Bindings> AllocateBindings(const RunDirective &directive,
     }
     absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(
         static_cast<size_t>(span) * DTypeBytes(tensor.view.dtype));
-    if (!buffer.ok())
-      return buffer.status();
+    if (!buffer.ok()) return buffer.status();
     tensor.buffer = std::move(*buffer);
     tensor.view.data = tensor.buffer.get();
     bindings.tensors.emplace(binding.name, std::move(tensor));
@@ -581,10 +552,9 @@ absl::StatusOr<Bindings> AllocateBindings(const RunDirective &directive,
   return bindings;
 }
 
-absl::Status InitializeInputs(Bindings &bindings, ReferenceEngine &engine) {
-  for (auto &[name, tensor] : bindings.tensors) {
-    if (tensor.view.elements() == 0)
-      continue;
+absl::Status InitializeInputs(Bindings& bindings, ReferenceEngine& engine) {
+  for (auto& [name, tensor] : bindings.tensors) {
+    if (tensor.view.elements() == 0) continue;
     if (absl::Status s = engine.Initialize(tensor.view, tensor.binding->init);
         !s.ok())
       return s;
@@ -594,33 +564,31 @@ absl::Status InitializeInputs(Bindings &bindings, ReferenceEngine &engine) {
 
 absl::StatusOr<CUtensorMapDataType> MapDataType(DType dtype) {
   switch (dtype) {
-  case DType::kF32:
-    return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  case DType::kF16:
-    return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  case DType::kBF16:
-    return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  case DType::kI32:
-    return CU_TENSOR_MAP_DATA_TYPE_INT32;
-  case DType::kI64:
-  case DType::kIndex:
-    return CU_TENSOR_MAP_DATA_TYPE_INT64;
-  default:
-    return absl::InvalidArgumentError(
-        absl::StrCat("no tensor map element type for ", DTypeName(dtype)));
+    case DType::kF32:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case DType::kF16:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case DType::kBF16:
+      return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case DType::kI32:
+      return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case DType::kI64:
+    case DType::kIndex:
+      return CU_TENSOR_MAP_DATA_TYPE_INT64;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("no tensor map element type for ", DTypeName(dtype)));
   }
 }
 
-absl::Status EncodeTensorMap(const Param &map_param, const TensorView &tensor,
-                             void *out) {
+absl::Status EncodeTensorMap(const Param& map_param, const TensorView& tensor,
+                             void* out) {
   absl::StatusOr<PFN_cuTensorMapEncodeTiled_v12000> encode = TensorMapEncoder();
-  if (!encode.ok())
-    return encode.status();
+  if (!encode.ok()) return encode.status();
   absl::StatusOr<CUtensorMapDataType> data_type = MapDataType(tensor.dtype);
-  if (!data_type.ok())
-    return data_type.status();
+  if (!data_type.ok()) return data_type.status();
   const int rank = static_cast<int>(tensor.shape.size());
-  const std::vector<int64_t> &box = map_param.value->type().box();
+  const std::vector<int64_t>& box = map_param.value->type().box();
   if (rank < 1 || rank > 5 || static_cast<int>(box.size()) != rank) {
     return Error(map_param.value->loc())
            << "a tensor map needs rank 1 to 5 and a box of the same rank";
@@ -646,24 +614,24 @@ absl::Status EncodeTensorMap(const Param &map_param, const TensorView &tensor,
   }
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
   switch (map_param.swizzle) {
-  case 32:
-    swizzle = CU_TENSOR_MAP_SWIZZLE_32B;
-    break;
-  case 64:
-    swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
-    break;
-  case 128:
-    swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-    break;
-  default:
-    break;
+    case 32:
+      swizzle = CU_TENSOR_MAP_SWIZZLE_32B;
+      break;
+    case 64:
+      swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
+      break;
+    case 128:
+      swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+      break;
+    default:
+      break;
   }
   const CUtensorMapFloatOOBfill fill =
       map_param.oob == OobFill::kNan
           ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
           : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
   const CUresult result = (*encode)(
-      static_cast<CUtensorMap *>(out), *data_type, rank, tensor.data, dims,
+      static_cast<CUtensorMap*>(out), *data_type, rank, tensor.data, dims,
       strides, box_dims, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
       swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, fill);
   if (result != CUDA_SUCCESS) {
@@ -671,8 +639,7 @@ absl::Status EncodeTensorMap(const Param &map_param, const TensorView &tensor,
     for (int i = 0; i < rank; ++i) {
       dim_text.push_back(absl::StrCat(dims[i]));
       box_text.push_back(absl::StrCat(box_dims[i]));
-      if (i + 1 < rank)
-        stride_text.push_back(absl::StrCat(strides[i]));
+      if (i + 1 < rank) stride_text.push_back(absl::StrCat(strides[i]));
     }
     return Error(map_param.value->loc())
            << "cuTensorMapEncodeTiled rejected the map of %"
@@ -685,133 +652,138 @@ absl::Status EncodeTensorMap(const Param &map_param, const TensorView &tensor,
   return absl::OkStatus();
 }
 
-absl::Status WriteScalar(DType dtype, double value, void *out) {
+absl::Status WriteScalar(DType dtype, double value, void* out) {
   switch (dtype) {
-  case DType::kF32: {
-    const float f = static_cast<float>(value);
-    std::memcpy(out, &f, 4);
-    return absl::OkStatus();
-  }
-  case DType::kBF16: {
-    const uint16_t h = FloatToBf16Bits(static_cast<float>(value));
-    std::memcpy(out, &h, 2);
-    return absl::OkStatus();
-  }
-  case DType::kF16: {
-    const uint16_t h = FloatToF16Bits(static_cast<float>(value));
-    std::memcpy(out, &h, 2);
-    return absl::OkStatus();
-  }
-  case DType::kI1: {
-    const bool b = value != 0;
-    std::memcpy(out, &b, 1);
-    return absl::OkStatus();
-  }
-  case DType::kI32: {
-    const int32_t i = static_cast<int32_t>(value);
-    std::memcpy(out, &i, 4);
-    return absl::OkStatus();
-  }
-  case DType::kI64:
-  case DType::kIndex: {
-    const int64_t i = static_cast<int64_t>(value);
-    std::memcpy(out, &i, 8);
-    return absl::OkStatus();
-  }
-  default:
-    return absl::InvalidArgumentError(
-        absl::StrCat("no scalar argument of type ", DTypeName(dtype)));
+    case DType::kF32: {
+      const float f = static_cast<float>(value);
+      std::memcpy(out, &f, 4);
+      return absl::OkStatus();
+    }
+    case DType::kBF16: {
+      const uint16_t h = FloatToBf16Bits(static_cast<float>(value));
+      std::memcpy(out, &h, 2);
+      return absl::OkStatus();
+    }
+    case DType::kF16: {
+      const uint16_t h = FloatToF16Bits(static_cast<float>(value));
+      std::memcpy(out, &h, 2);
+      return absl::OkStatus();
+    }
+    case DType::kI1: {
+      const bool b = value != 0;
+      std::memcpy(out, &b, 1);
+      return absl::OkStatus();
+    }
+    case DType::kI32: {
+      const int32_t i = static_cast<int32_t>(value);
+      std::memcpy(out, &i, 4);
+      return absl::OkStatus();
+    }
+    case DType::kI64:
+    case DType::kIndex: {
+      const int64_t i = static_cast<int64_t>(value);
+      std::memcpy(out, &i, 8);
+      return absl::OkStatus();
+    }
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("no scalar argument of type ", DTypeName(dtype)));
   }
 }
 
 // The value a scalar parameter has in the kernel (rounded to its type).
 double ScalarAsSeen(DType dtype, double value) {
   switch (dtype) {
-  case DType::kF32:
-    return static_cast<float>(value);
-  case DType::kBF16:
-    return HalfBitsToFloat(FloatToBf16Bits(static_cast<float>(value)), true);
-  case DType::kF16:
-    return HalfBitsToFloat(FloatToF16Bits(static_cast<float>(value)), false);
-  case DType::kI1:
-    return value != 0;
-  case DType::kI32:
-    return static_cast<int32_t>(value);
-  default:
-    return static_cast<double>(static_cast<int64_t>(value));
+    case DType::kF32:
+      return static_cast<float>(value);
+    case DType::kBF16:
+      return HalfBitsToFloat(FloatToBf16Bits(static_cast<float>(value)), true);
+    case DType::kF16:
+      return HalfBitsToFloat(FloatToF16Bits(static_cast<float>(value)), false);
+    case DType::kI1:
+      return value != 0;
+    case DType::kI32:
+      return static_cast<int32_t>(value);
+    default:
+      return static_cast<double>(static_cast<int64_t>(value));
   }
 }
 
-absl::StatusOr<std::unique_ptr<Launchable>>
-MakeLaunchable(const PreparedKernel &prepared, Bindings &bindings) {
+absl::StatusOr<std::unique_ptr<Launchable>> MakeLaunchable(
+    const PreparedKernel& prepared, Bindings& bindings) {
   auto launchable = std::make_unique<Launchable>();
   absl::StatusOr<LoadedLibrary> library = LoadedLibrary::Load(prepared.cubin);
-  if (!library.ok())
-    return library.status();
+  if (!library.ok()) return library.status();
   launchable->library = std::move(*library);
   absl::StatusOr<cudaKernel_t> kernel =
       launchable->library.Kernel(prepared.abi.symbol);
-  if (!kernel.ok())
-    return kernel.status();
+  if (!kernel.ok()) return kernel.status();
   launchable->kernel = *kernel;
-  const Kernel &ir = *prepared.kernel;
+  const Kernel& ir = *prepared.kernel;
+  // This kernel's own size values (each pipeline variant has its module).
+  SizeBindings sizes;
+  for (const auto& size : ir.sizes()) {
+    auto bound = bindings.scalars.find(size->name());
+    KIR_CHECK(bound != bindings.scalars.end())
+        << "size %" << size->name() << " is unbound (ValidateDirective)";
+    sizes[size.get()] = static_cast<int64_t>(bound->second);
+  }
 
-  for (const CudaKernelArg &arg : prepared.abi.args) {
+  for (const CudaKernelArg& arg : prepared.abi.args) {
     auto slot = std::make_unique<ArgSlot>();
     std::memset(slot->bytes, 0, sizeof(slot->bytes));
-    const std::string &name = arg.name;
+    const std::string& name = arg.name;
     switch (arg.kind) {
-    case CudaKernelArg::Kind::kTensor: {
-      void *pointer = bindings.tensors.at(name).view.data;
-      std::memcpy(slot->bytes, &pointer, sizeof(pointer));
-      break;
-    }
-    case CudaKernelArg::Kind::kTensorMap: {
-      const Param *param = ir.FindParam(arg.value);
-      KIR_CHECK(param != nullptr && param->tensor != nullptr);
-      const BoundTensor &tensor = bindings.tensors.at(param->tensor->name());
-      if (absl::Status s = EncodeTensorMap(*param, tensor.view, slot->bytes);
-          !s.ok())
-        return s;
-      break;
-    }
-    case CudaKernelArg::Kind::kScalar:
-      if (absl::Status s =
-              WriteScalar(arg.dtype, bindings.scalars.at(name), slot->bytes);
-          !s.ok())
-        return s;
-      break;
-    case CudaKernelArg::Kind::kSize: {
-      const int64_t value = bindings.sizes.at(arg.value);
-      std::memcpy(slot->bytes, &value, sizeof(value));
-      break;
-    }
-    case CudaKernelArg::Kind::kWorkspace: {
-      const std::optional<int64_t> bytes =
-          EvaluateShapeExpr(*arg.workspace_bytes, bindings.sizes);
-      if (!bytes.has_value() || *bytes < 0) {
-        return Error(arg.value->loc()) << "the size of workspace %" << name
-                                       << " does not evaluate to bytes >= 0";
+      case CudaKernelArg::Kind::kTensor: {
+        void* pointer = bindings.tensors.at(name).view.data;
+        std::memcpy(slot->bytes, &pointer, sizeof(pointer));
+        break;
       }
-      absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(*bytes);
-      if (!buffer.ok())
-        return buffer.status();
-      launchable->owned_workspaces.push_back(std::move(*buffer));
-      void *pointer = launchable->owned_workspaces.back().get();
-      std::memcpy(slot->bytes, &pointer, sizeof(pointer));
-      break;
-    }
+      case CudaKernelArg::Kind::kTensorMap: {
+        const Param* param = ir.FindParam(arg.value);
+        KIR_CHECK(param != nullptr && param->tensor != nullptr);
+        const BoundTensor& tensor = bindings.tensors.at(param->tensor->name());
+        if (absl::Status s = EncodeTensorMap(*param, tensor.view, slot->bytes);
+            !s.ok())
+          return s;
+        break;
+      }
+      case CudaKernelArg::Kind::kScalar:
+        if (absl::Status s =
+                WriteScalar(arg.dtype, bindings.scalars.at(name), slot->bytes);
+            !s.ok())
+          return s;
+        break;
+      case CudaKernelArg::Kind::kSize: {
+        const int64_t value = sizes.at(arg.value);
+        std::memcpy(slot->bytes, &value, sizeof(value));
+        break;
+      }
+      case CudaKernelArg::Kind::kWorkspace: {
+        const std::optional<int64_t> bytes =
+            EvaluateShapeExpr(*arg.workspace_bytes, sizes);
+        if (!bytes.has_value() || *bytes < 0) {
+          return Error(arg.value->loc()) << "the size of workspace %" << name
+                                         << " does not evaluate to bytes >= 0";
+        }
+        absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(*bytes);
+        if (!buffer.ok()) return buffer.status();
+        launchable->owned_workspaces.push_back(std::move(*buffer));
+        void* pointer = launchable->owned_workspaces.back().get();
+        std::memcpy(slot->bytes, &pointer, sizeof(pointer));
+        break;
+      }
     }
     launchable->args.push_back(slot->bytes);
     launchable->slots.push_back(std::move(slot));
   }
-  for (DeviceBuffer &buffer : launchable->owned_workspaces)
+  for (DeviceBuffer& buffer : launchable->owned_workspaces)
     launchable->workspaces.push_back(&buffer);
 
-  auto dims = [&](const Dim3 &dim, const char *what) -> absl::StatusOr<dim3> {
+  auto dims = [&](const Dim3& dim, const char* what) -> absl::StatusOr<dim3> {
     int64_t values[3];
     for (int i = 0; i < 3; ++i) {
-      std::optional<int64_t> value = EvaluateShapeExpr(dim[i], bindings.sizes);
+      std::optional<int64_t> value = EvaluateShapeExpr(dim[i], sizes);
       if (!value.has_value() || *value < 1 || *value > (int64_t{1} << 31) - 1) {
         return Error(ir.loc()) << what << " dimension "
                                << "xyz"[i] << " (" << dim[i].ToString()
@@ -824,15 +796,12 @@ MakeLaunchable(const PreparedKernel &prepared, Bindings &bindings) {
                 static_cast<unsigned>(values[2]));
   };
   absl::StatusOr<dim3> grid = dims(ir.grid, "grid");
-  if (!grid.ok())
-    return grid.status();
+  if (!grid.ok()) return grid.status();
   absl::StatusOr<dim3> block = dims(ir.block, "block");
-  if (!block.ok())
-    return block.status();
+  if (!block.ok()) return block.status();
   absl::StatusOr<dim3> cluster = dims(ir.cluster, "cluster");
-  if (!cluster.ok())
-    return cluster.status();
-  cudaLaunchConfig_t &config = launchable->config;
+  if (!cluster.ok()) return cluster.status();
+  cudaLaunchConfig_t& config = launchable->config;
   config.gridDim = *grid;
   config.blockDim = *block;
   config.dynamicSmemBytes =
@@ -855,91 +824,90 @@ MakeLaunchable(const PreparedKernel &prepared, Bindings &bindings) {
   return launchable;
 }
 
-absl::Status ResetWorkspaces(const Launchable &launchable) {
-  for (DeviceBuffer *workspace : launchable.workspaces) {
+absl::Status ResetWorkspaces(const Launchable& launchable) {
+  for (DeviceBuffer* workspace : launchable.workspaces) {
     KIR_CUDA_RETURN_IF_ERROR(
         cudaMemsetAsync(workspace->get(), 0, workspace->bytes(), nullptr));
   }
   return absl::OkStatus();
 }
 
-absl::Status LaunchOnce(const Launchable &launchable) {
+absl::Status LaunchOnce(const Launchable& launchable) {
   return CudaStatus(
       cudaLaunchKernelExC(&launchable.config,
-                          reinterpret_cast<const void *>(launchable.kernel),
-                          const_cast<void **>(launchable.args.data())),
+                          reinterpret_cast<const void*>(launchable.kernel),
+                          const_cast<void**>(launchable.args.data())),
       "cudaLaunchKernelExC");
 }
 
 // Evaluates a reference expression; names denote values before the launch.
-absl::StatusOr<DenseTensor> Evaluate(const RefExpr &expr,
-                                     const Bindings &bindings,
-                                     const Kernel &kernel,
-                                     ReferenceEngine &engine) {
+absl::StatusOr<DenseTensor> Evaluate(const RefExpr& expr,
+                                     const Bindings& bindings,
+                                     const Kernel& kernel,
+                                     ReferenceEngine& engine) {
   using Kind = RefExpr::Kind;
   std::vector<DenseTensor> operands;
-  for (const auto &operand : expr.operands) {
+  for (const auto& operand : expr.operands) {
     absl::StatusOr<DenseTensor> value =
         Evaluate(*operand, bindings, kernel, engine);
-    if (!value.ok())
-      return value;
+    if (!value.ok()) return value;
     operands.push_back(std::move(*value));
   }
   absl::StatusOr<DenseTensor> result;
   switch (expr.kind) {
-  case Kind::kNumber:
-    result = engine.Scalar(expr.number);
-    break;
-  case Kind::kName: {
-    auto tensor = bindings.tensors.find(expr.name);
-    if (tensor != bindings.tensors.end()) {
-      result = engine.ToF32(tensor->second.view);
+    case Kind::kNumber:
+      result = engine.Scalar(expr.number);
+      break;
+    case Kind::kName: {
+      auto tensor = bindings.tensors.find(expr.name);
+      if (tensor != bindings.tensors.end()) {
+        result = engine.ToF32(tensor->second.view);
+        break;
+      }
+      const std::map<std::string, NamedThing> names = NamesOf(kernel);
+      const NamedThing& thing = names.at(expr.name);
+      double value = bindings.scalars.at(expr.name);
+      if (thing.kind == NameKind::kScalar)
+        value = ScalarAsSeen(thing.value->type().dtype(), value);
+      result = engine.Scalar(value);
       break;
     }
-    const std::map<std::string, NamedThing> names = NamesOf(kernel);
-    const NamedThing &thing = names.at(expr.name);
-    double value = bindings.scalars.at(expr.name);
-    if (thing.kind == NameKind::kScalar)
-      value = ScalarAsSeen(thing.value->type().dtype(), value);
-    result = engine.Scalar(value);
-    break;
-  }
-  case Kind::kNeg:
-    result = engine.Unary(RefOp::kNeg, operands[0]);
-    break;
-  case Kind::kExp:
-    result = engine.Unary(RefOp::kExp, operands[0]);
-    break;
-  case Kind::kAbs:
-    result = engine.Unary(RefOp::kAbs, operands[0]);
-    break;
-  case Kind::kRound:
-    if (expr.round_to == "f32") {
-      result = std::move(operands[0]);
-    } else {
-      result = engine.Unary(expr.round_to == "bf16" ? RefOp::kRoundBf16
-                                                    : RefOp::kRoundF16,
-                            operands[0]);
-    }
-    break;
-  case Kind::kAdd:
-    result = engine.Binary(RefOp::kAdd, operands[0], operands[1]);
-    break;
-  case Kind::kSub:
-    result = engine.Binary(RefOp::kSub, operands[0], operands[1]);
-    break;
-  case Kind::kMul:
-    result = engine.Binary(RefOp::kMul, operands[0], operands[1]);
-    break;
-  case Kind::kDiv:
-    result = engine.Binary(RefOp::kDiv, operands[0], operands[1]);
-    break;
-  case Kind::kTranspose:
-    result = engine.Transpose(operands[0]);
-    break;
-  case Kind::kMatmul:
-    result = engine.Matmul(operands[0], operands[1]);
-    break;
+    case Kind::kNeg:
+      result = engine.Unary(RefOp::kNeg, operands[0]);
+      break;
+    case Kind::kExp:
+      result = engine.Unary(RefOp::kExp, operands[0]);
+      break;
+    case Kind::kAbs:
+      result = engine.Unary(RefOp::kAbs, operands[0]);
+      break;
+    case Kind::kRound:
+      if (expr.round_to == "f32") {
+        result = std::move(operands[0]);
+      } else {
+        result = engine.Unary(
+            expr.round_to == "bf16" ? RefOp::kRoundBf16 : RefOp::kRoundF16,
+            operands[0]);
+      }
+      break;
+    case Kind::kAdd:
+      result = engine.Binary(RefOp::kAdd, operands[0], operands[1]);
+      break;
+    case Kind::kSub:
+      result = engine.Binary(RefOp::kSub, operands[0], operands[1]);
+      break;
+    case Kind::kMul:
+      result = engine.Binary(RefOp::kMul, operands[0], operands[1]);
+      break;
+    case Kind::kDiv:
+      result = engine.Binary(RefOp::kDiv, operands[0], operands[1]);
+      break;
+    case Kind::kTranspose:
+      result = engine.Transpose(operands[0]);
+      break;
+    case Kind::kMatmul:
+      result = engine.Matmul(operands[0], operands[1]);
+      break;
   }
   if (!result.ok()) {
     return Error(expr.loc) << "evaluating the reference failed: "
@@ -951,42 +919,40 @@ absl::StatusOr<DenseTensor> Evaluate(const RefExpr &expr,
 // A matrix product whose operands are parameters (possibly transposed),
 // found under roundings and scalar factors: the cuBLAS baseline to time.
 struct NativeMatmul {
-  const RefExpr *a = nullptr; // kName
+  const RefExpr* a = nullptr;  // kName
   bool a_transposed = false;
-  const RefExpr *b = nullptr;
+  const RefExpr* b = nullptr;
   bool b_transposed = false;
-  std::vector<const RefExpr *> scale; // scalar factors (names or numbers)
+  std::vector<const RefExpr*> scale;  // scalar factors (names or numbers)
 };
 
-bool FindNativeMatmul(const RefExpr &expr, NativeMatmul &found) {
+bool FindNativeMatmul(const RefExpr& expr, NativeMatmul& found) {
   using Kind = RefExpr::Kind;
-  auto operand = [](const RefExpr &e, const RefExpr *&name, bool &transposed) {
+  auto operand = [](const RefExpr& e, const RefExpr*& name, bool& transposed) {
     transposed = e.kind == Kind::kTranspose;
-    const RefExpr &inner = transposed ? *e.operands[0] : e;
-    if (inner.kind != Kind::kName)
-      return false;
+    const RefExpr& inner = transposed ? *e.operands[0] : e;
+    if (inner.kind != Kind::kName) return false;
     name = &inner;
     return true;
   };
   switch (expr.kind) {
-  case Kind::kRound:
-    return FindNativeMatmul(*expr.operands[0], found);
-  case Kind::kMul:
-    for (int side = 0; side < 2; ++side) {
-      const RefExpr &factor = *expr.operands[side];
-      if (factor.kind == Kind::kNumber || factor.kind == Kind::kName) {
-        if (!FindNativeMatmul(*expr.operands[1 - side], found))
-          continue;
-        found.scale.push_back(&factor);
-        return true;
+    case Kind::kRound:
+      return FindNativeMatmul(*expr.operands[0], found);
+    case Kind::kMul:
+      for (int side = 0; side < 2; ++side) {
+        const RefExpr& factor = *expr.operands[side];
+        if (factor.kind == Kind::kNumber || factor.kind == Kind::kName) {
+          if (!FindNativeMatmul(*expr.operands[1 - side], found)) continue;
+          found.scale.push_back(&factor);
+          return true;
+        }
       }
-    }
-    return false;
-  case Kind::kMatmul:
-    return operand(*expr.operands[0], found.a, found.a_transposed) &&
-           operand(*expr.operands[1], found.b, found.b_transposed);
-  default:
-    return false;
+      return false;
+    case Kind::kMatmul:
+      return operand(*expr.operands[0], found.a, found.a_transposed) &&
+             operand(*expr.operands[1], found.b, found.b_transposed);
+    default:
+      return false;
   }
 }
 
@@ -996,20 +962,18 @@ TensorView TransposedView(TensorView view) {
   return view;
 }
 
-std::string IndexText(const std::vector<int64_t> &index) {
+std::string IndexText(const std::vector<int64_t>& index) {
   return absl::StrCat("[", absl::StrJoin(index, ", "), "]");
 }
 
 // Times `launch` `iterations` times after `warmup` untimed runs; `reset`
 // runs before each launch, outside the timed interval.
-absl::StatusOr<TimeStats> Time(const std::function<absl::Status()> &launch,
-                               const std::function<absl::Status()> &reset,
+absl::StatusOr<TimeStats> Time(const std::function<absl::Status()>& launch,
+                               const std::function<absl::Status()>& reset,
                                int warmup, int iterations) {
   for (int i = 0; i < warmup; ++i) {
-    if (absl::Status s = reset(); !s.ok())
-      return s;
-    if (absl::Status s = launch(); !s.ok())
-      return s;
+    if (absl::Status s = reset(); !s.ok()) return s;
+    if (absl::Status s = launch(); !s.ok()) return s;
   }
   KIR_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
   cudaEvent_t start, stop;
@@ -1021,12 +985,10 @@ absl::StatusOr<TimeStats> Time(const std::function<absl::Status()> &launch,
     status = reset();
     if (status.ok())
       status = CudaStatus(cudaEventRecord(start), "cudaEventRecord");
-    if (status.ok())
-      status = launch();
+    if (status.ok()) status = launch();
     if (status.ok())
       status = CudaStatus(cudaEventRecord(stop), "cudaEventRecord");
-    if (status.ok())
-      status = CudaStatus(cudaEventSynchronize(stop), "kernel");
+    if (status.ok()) status = CudaStatus(cudaEventSynchronize(stop), "kernel");
     float ms = 0;
     if (status.ok())
       status = CudaStatus(cudaEventElapsedTime(&ms, start, stop), "elapsed");
@@ -1034,12 +996,11 @@ absl::StatusOr<TimeStats> Time(const std::function<absl::Status()> &launch,
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  if (!status.ok())
-    return status;
+  if (!status.ok()) return status;
   return Summarize(samples);
 }
 
-std::string TimeStatsJson(const TimeStats &stats) {
+std::string TimeStatsJson(const TimeStats& stats) {
   return absl::StrCat("{\"median_ms\": ", JsonNumber(stats.median_ms),
                       ", \"min_ms\": ", JsonNumber(stats.min_ms),
                       ", \"max_ms\": ", JsonNumber(stats.max_ms),
@@ -1056,18 +1017,18 @@ struct Variant {
 };
 
 class DirectiveRun {
-public:
-  DirectiveRun(const std::shared_ptr<const SourceFile> &source,
-               const RunDirective &directive, const RunOptions &options,
-               std::ostream &out)
+ public:
+  DirectiveRun(const std::shared_ptr<const SourceFile>& source,
+               const RunDirective& directive, const RunOptions& options,
+               std::ostream& out)
       : source_(source), directive_(directive), options_(options), out_(out) {}
 
-  int Run(std::string &json);
+  int Run(std::string& json);
 
-private:
+ private:
   absl::Status Execute();
   absl::Status PrepareVariants();
-  absl::Status RunAndCheck(Variant &variant);
+  absl::Status RunAndCheck(Variant& variant);
   absl::Status Bench();
   std::string Json() const;
 
@@ -1075,16 +1036,16 @@ private:
     return absl::StrCat(source_->name, ":", directive_.loc.line);
   }
 
-  const std::shared_ptr<const SourceFile> &source_;
-  const RunDirective &directive_;
-  const RunOptions &options_;
-  std::ostream &out_;
+  const std::shared_ptr<const SourceFile>& source_;
+  const RunDirective& directive_;
+  const RunOptions& options_;
+  std::ostream& out_;
 
   std::optional<DeviceInfo> device_;
   std::unique_ptr<ReferenceEngine> engine_;
   std::vector<Variant> variants_;
   std::optional<Bindings> bindings_;
-  std::vector<DenseTensor> references_; // one per check
+  std::vector<DenseTensor> references_;  // one per check
   bool mismatch_ = false;
   std::string error_;
   std::vector<std::string> bench_json_;
@@ -1106,8 +1067,7 @@ absl::Status DirectiveRun::PrepareVariants() {
                                 : directive_.kernel;
     absl::StatusOr<PreparedKernel> prepared = PrepareKernel(
         source_, pipelines[i], directive_.kernel, options_.dump_dir, tag);
-    if (!prepared.ok())
-      return prepared.status();
+    if (!prepared.ok()) return prepared.status();
     variant.prepared = std::move(*prepared);
     out_ << "  compile"
          << (pipelines.size() > 1 ? absl::StrCat(" P", i + 1) : "")
@@ -1120,13 +1080,11 @@ absl::Status DirectiveRun::PrepareVariants() {
   return absl::OkStatus();
 }
 
-absl::Status DirectiveRun::RunAndCheck(Variant &variant) {
+absl::Status DirectiveRun::RunAndCheck(Variant& variant) {
   if (absl::Status s = InitializeInputs(*bindings_, *engine_); !s.ok())
     return s;
-  if (absl::Status s = ResetWorkspaces(*variant.launchable); !s.ok())
-    return s;
-  if (absl::Status s = LaunchOnce(*variant.launchable); !s.ok())
-    return s;
+  if (absl::Status s = ResetWorkspaces(*variant.launchable); !s.ok()) return s;
+  if (absl::Status s = LaunchOnce(*variant.launchable); !s.ok()) return s;
   if (absl::Status s = CudaStatus(cudaDeviceSynchronize(), "the kernel");
       !s.ok())
     return s;
@@ -1135,12 +1093,11 @@ absl::Status DirectiveRun::RunAndCheck(Variant &variant) {
           ? absl::StrCat(" [P", &variant - variants_.data() + 1, "]")
           : "";
   for (size_t c = 0; c < directive_.checks.size(); ++c) {
-    const Check &check = directive_.checks[c];
-    const BoundTensor &output = bindings_->tensors.at(check.output);
+    const Check& check = directive_.checks[c];
+    const BoundTensor& output = bindings_->tensors.at(check.output);
     absl::StatusOr<Comparison> comparison = engine_->Compare(
         output.view, references_[c], check.exact, check.rtol, check.atol);
-    if (!comparison.ok())
-      return comparison.status();
+    if (!comparison.ok()) return comparison.status();
     const bool ok = comparison->mismatches == 0;
     variant.passed = variant.passed && ok;
     std::string line = absl::StrFormat(
@@ -1178,14 +1135,13 @@ absl::Status DirectiveRun::RunAndCheck(Variant &variant) {
     }
     variant.check_json.push_back(json + "}");
   }
-  if (!variant.passed)
-    mismatch_ = true;
+  if (!variant.passed) mismatch_ = true;
   return absl::OkStatus();
 }
 
 absl::Status DirectiveRun::Bench() {
-  auto timed = [&](Variant &variant) -> absl::StatusOr<TimeStats> {
-    const Launchable &launchable = *variant.launchable;
+  auto timed = [&](Variant& variant) -> absl::StatusOr<TimeStats> {
+    const Launchable& launchable = *variant.launchable;
     return Time([&] { return LaunchOnce(launchable); },
                 [&] { return ResetWorkspaces(launchable); }, options_.warmup,
                 options_.iterations);
@@ -1197,20 +1153,18 @@ absl::Status DirectiveRun::Bench() {
   // tensors hold (each read or written once).
   std::string baseline_name;
   std::optional<TimeStats> baseline;
-  const Check &first_check = directive_.checks.front();
+  const Check& first_check = directive_.checks.front();
   NativeMatmul matmul;
-  const BoundTensor &output = bindings_->tensors.at(first_check.output);
+  const BoundTensor& output = bindings_->tensors.at(first_check.output);
   if (FindNativeMatmul(*first_check.reference, matmul) &&
       bindings_->tensors.count(matmul.a->name) &&
       bindings_->tensors.count(matmul.b->name)) {
     TensorView a = bindings_->tensors.at(matmul.a->name).view;
     TensorView b = bindings_->tensors.at(matmul.b->name).view;
-    if (matmul.a_transposed)
-      a = TransposedView(a);
-    if (matmul.b_transposed)
-      b = TransposedView(b);
+    if (matmul.a_transposed) a = TransposedView(a);
+    if (matmul.b_transposed) b = TransposedView(b);
     float alpha = 1;
-    for (const RefExpr *factor : matmul.scale) {
+    for (const RefExpr* factor : matmul.scale) {
       alpha *=
           factor->kind == RefExpr::Kind::kNumber
               ? static_cast<float>(factor->number)
@@ -1221,8 +1175,7 @@ absl::Status DirectiveRun::Bench() {
     // Into a scratch output, so the kernel's result stays checkable.
     absl::StatusOr<DeviceBuffer> scratch = DeviceBuffer::Allocate(
         output.view.elements() * DTypeBytes(output.view.dtype));
-    if (!scratch.ok())
-      return scratch.status();
+    if (!scratch.ok()) return scratch.status();
     TensorView d = output.view;
     d.data = scratch->get();
     d.strides = {d.shape[1], 1};
@@ -1246,27 +1199,24 @@ absl::Status DirectiveRun::Bench() {
   }
   if (!baseline.has_value()) {
     int64_t bytes = 0;
-    for (const auto &[name, tensor] : bindings_->tensors)
+    for (const auto& [name, tensor] : bindings_->tensors)
       bytes += tensor.view.elements() * DTypeBytes(tensor.view.dtype);
     bytes = std::max<int64_t>(bytes / 2, 1);
     absl::StatusOr<DeviceBuffer> from = DeviceBuffer::Allocate(bytes);
     absl::StatusOr<DeviceBuffer> to = DeviceBuffer::Allocate(bytes);
-    if (!from.ok())
-      return from.status();
-    if (!to.ok())
-      return to.status();
+    if (!from.ok()) return from.status();
+    if (!to.ok()) return to.status();
     std::vector<double> samples;
     for (int r = 0; r < options_.repeats; ++r) {
       absl::StatusOr<TimeStats> copy = Time(
           [&] {
-            return CudaStatus(cudaMemcpyAsync(to->get(), from->get(), bytes,
-                                              cudaMemcpyDeviceToDevice,
-                                              nullptr),
-                              "cudaMemcpyAsync");
+            return CudaStatus(
+                cudaMemcpyAsync(to->get(), from->get(), bytes,
+                                cudaMemcpyDeviceToDevice, nullptr),
+                "cudaMemcpyAsync");
           },
           no_reset, options_.warmup, options_.iterations);
-      if (!copy.ok())
-        return copy.status();
+      if (!copy.ok()) return copy.status();
       samples.push_back(copy->median_ms);
     }
     baseline = Summarize(samples);
@@ -1280,15 +1230,14 @@ absl::Status DirectiveRun::Bench() {
       // Alternate the order between repeats.
       const size_t v = r % 2 == 0 ? k : variants_.size() - 1 - k;
       absl::StatusOr<TimeStats> stats = timed(variants_[v]);
-      if (!stats.ok())
-        return stats.status();
+      if (!stats.ok()) return stats.status();
       medians[v].push_back(stats->median_ms);
     }
   }
   for (size_t v = 0; v < variants_.size(); ++v) {
-    Variant &variant = variants_[v];
+    Variant& variant = variants_[v];
     variant.time = Summarize(medians[v]);
-    const KernelResources &res = variant.resources;
+    const KernelResources& res = variant.resources;
     const std::string spills =
         variant.prepared.spill_store_bytes.has_value()
             ? absl::StrCat(*variant.prepared.spill_store_bytes, "/",
@@ -1324,7 +1273,7 @@ absl::Status DirectiveRun::Bench() {
         ", \"repeats\": ", spread.samples, ", \"per_repeat\": [",
         absl::StrJoin(
             ratios, ", ",
-            [](std::string *o, double x) { o->append(JsonNumber(x)); }),
+            [](std::string* o, double x) { o->append(JsonNumber(x)); }),
         "]}");
   }
   bench_json_.push_back(absl::StrCat(
@@ -1335,49 +1284,40 @@ absl::Status DirectiveRun::Bench() {
 
 absl::Status DirectiveRun::Execute() {
   absl::StatusOr<DeviceInfo> device = ProbeDevice();
-  if (!device.ok())
-    return device.status();
+  if (!device.ok()) return device.status();
   device_ = *device;
-  if (absl::Status s = PrepareVariants(); !s.ok())
-    return s;
+  if (absl::Status s = PrepareVariants(); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<ReferenceEngine>> engine =
       ReferenceEngine::Create();
-  if (!engine.ok())
-    return engine.status();
+  if (!engine.ok()) return engine.status();
   engine_ = std::move(*engine);
   absl::StatusOr<Bindings> bindings = AllocateBindings(
       directive_, *variants_.front().prepared.kernel, *engine_);
-  if (!bindings.ok())
-    return bindings.status();
+  if (!bindings.ok()) return bindings.status();
   bindings_ = std::move(*bindings);
   // References from the inputs as initialized (before any launch).
   if (absl::Status s = InitializeInputs(*bindings_, *engine_); !s.ok())
     return s;
-  for (const Check &check : directive_.checks) {
+  for (const Check& check : directive_.checks) {
     absl::StatusOr<DenseTensor> reference =
         Evaluate(*check.reference, *bindings_,
                  *variants_.front().prepared.kernel, *engine_);
-    if (!reference.ok())
-      return reference.status();
+    if (!reference.ok()) return reference.status();
     references_.push_back(std::move(*reference));
   }
-  for (Variant &variant : variants_) {
+  for (Variant& variant : variants_) {
     absl::StatusOr<std::unique_ptr<Launchable>> launchable =
         MakeLaunchable(variant.prepared, *bindings_);
-    if (!launchable.ok())
-      return launchable.status();
+    if (!launchable.ok()) return launchable.status();
     variant.launchable = std::move(*launchable);
     absl::StatusOr<KernelResources> resources =
         GetKernelResources(variant.launchable->kernel);
-    if (!resources.ok())
-      return resources.status();
+    if (!resources.ok()) return resources.status();
     variant.resources = *resources;
-    if (absl::Status s = RunAndCheck(variant); !s.ok())
-      return s;
+    if (absl::Status s = RunAndCheck(variant); !s.ok()) return s;
   }
   if ((options_.bench || variants_.size() > 1) && !mismatch_) {
-    if (absl::Status s = Bench(); !s.ok())
-      return s;
+    if (absl::Status s = Bench(); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -1404,7 +1344,7 @@ std::string DirectiveRun::Json() const {
     absl::StrAppend(&json, ", \"error\": ", JsonString(error_));
   absl::StrAppend(&json, ", \"variants\": [");
   for (size_t v = 0; v < variants_.size(); ++v) {
-    const Variant &variant = variants_[v];
+    const Variant& variant = variants_[v];
     absl::StrAppend(
         &json, v ? ", " : "",
         "{\"pipeline\": ", JsonString(variant.prepared.pipeline),
@@ -1426,12 +1366,12 @@ std::string DirectiveRun::Json() const {
     absl::StrAppend(&json, "}");
   }
   absl::StrAppend(&json, "]");
-  for (const std::string &bench : bench_json_)
+  for (const std::string& bench : bench_json_)
     absl::StrAppend(&json, ", ", bench);
   return json + "}";
 }
 
-int DirectiveRun::Run(std::string &json) {
+int DirectiveRun::Run(std::string& json) {
   out_ << Where() << ": " << directive_.text << "\n";
   const absl::Status status = Execute();
   int code = kExitPassed;
@@ -1451,41 +1391,37 @@ int DirectiveRun::Run(std::string &json) {
   return code;
 }
 
-} // namespace
+}  // namespace
 
-int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile> &source,
-                          std::ostream &out, std::string &json) {
+int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile>& source,
+                          std::ostream& out, std::string& json) {
   absl::StatusOr<std::vector<RunDirective>> directives =
       ParseRunDirectives(source);
   if (!directives.ok() || directives->empty()) {
     out << "kir-run: --launch-overhead needs a file with a run directive\n";
     return kExitFailed;
   }
-  const RunDirective &directive = directives->front();
+  const RunDirective& directive = directives->front();
   absl::Status status = [&]() -> absl::Status {
     absl::StatusOr<PreparedKernel> prepared = PrepareKernel(
         source, directive.pipeline.value_or(""), directive.kernel, "", "");
-    if (!prepared.ok())
-      return prepared.status();
+    if (!prepared.ok()) return prepared.status();
     absl::StatusOr<std::unique_ptr<ReferenceEngine>> engine =
         ReferenceEngine::Create();
-    if (!engine.ok())
-      return engine.status();
+    if (!engine.ok()) return engine.status();
     absl::StatusOr<Bindings> bindings =
         AllocateBindings(directive, *prepared->kernel, **engine);
-    if (!bindings.ok())
-      return bindings.status();
+    if (!bindings.ok()) return bindings.status();
     if (absl::Status s = InitializeInputs(*bindings, **engine); !s.ok())
       return s;
     absl::StatusOr<std::unique_ptr<Launchable>> launchable =
         MakeLaunchable(*prepared, *bindings);
-    if (!launchable.ok())
-      return launchable.status();
-    const Launchable &kernel = **launchable;
+    if (!launchable.ok()) return launchable.status();
+    const Launchable& kernel = **launchable;
     // The direct call, with its own copy of the configuration.
     cudaLaunchConfig_t config = kernel.config;
-    void **args = const_cast<void **>(kernel.args.data());
-    const void *function = reinterpret_cast<const void *>(kernel.kernel);
+    void** args = const_cast<void**>(kernel.args.data());
+    const void* function = reinterpret_cast<const void*>(kernel.kernel);
     constexpr int kBlock = 100, kLaunches = 1000;
     std::vector<double> through_kir_run, direct;
     for (int round = 0; round < 2 * kLaunches / kBlock; ++round) {
@@ -1498,8 +1434,7 @@ int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile> &source,
                 : CudaStatus(cudaLaunchKernelExC(&config, function, args),
                              "cudaLaunchKernelExC");
         const auto stop = std::chrono::steady_clock::now();
-        if (!launched.ok())
-          return launched;
+        if (!launched.ok()) return launched;
         (use_kir_run ? through_kir_run : direct)
             .push_back(std::chrono::duration<double, std::micro>(stop - start)
                            .count());
@@ -1519,8 +1454,9 @@ int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile> &source,
                         ", \"direct_us\": ", JsonNumber(theirs.median_ms),
                         ", \"launches\": ", kLaunches, "}");
     if (difference > 5.0) {
-      return absl::InternalError("kir-run's launch path is more than 5 us "
-                                 "slower than cudaLaunchKernelExC");
+      return absl::InternalError(
+          "kir-run's launch path is more than 5 us "
+          "slower than cudaLaunchKernelExC");
     }
     return absl::OkStatus();
   }();
@@ -1532,9 +1468,9 @@ int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile> &source,
   return kExitPassed;
 }
 
-int RunDirectiveInProcess(const std::shared_ptr<const SourceFile> &source,
-                          int index, const RunOptions &options,
-                          std::ostream &out, std::string &json) {
+int RunDirectiveInProcess(const std::shared_ptr<const SourceFile>& source,
+                          int index, const RunOptions& options,
+                          std::ostream& out, std::string& json) {
   absl::StatusOr<std::vector<RunDirective>> directives =
       ParseRunDirectives(source);
   if (!directives.ok()) {
@@ -1549,4 +1485,4 @@ int RunDirectiveInProcess(const std::shared_ptr<const SourceFile> &source,
   return run.Run(json);
 }
 
-} // namespace kir
+}  // namespace kir

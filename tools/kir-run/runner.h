@@ -26,9 +26,9 @@ namespace kir {
 
 // A kernel lowered by a pipeline and compiled to an sm_90a cubin.
 struct PreparedKernel {
-  std::string pipeline; // as given; "" runs no pass
+  std::string pipeline;  // as given; "" runs no pass
   std::unique_ptr<Module> module;
-  const Kernel *kernel = nullptr;
+  const Kernel* kernel = nullptr;
   CudaKernelAbi abi;
   std::string cuda;
   std::string cubin;
@@ -41,17 +41,17 @@ struct PreparedKernel {
 // emits CUDA and compiles it. `kernel_name` empty: the whole module is
 // compiled and `kernel` is the first one. `dump_dir` non-empty: writes
 // <stem>[.<tag>].{kir,cu,cubin} there.
-absl::StatusOr<PreparedKernel>
-PrepareKernel(const std::shared_ptr<const SourceFile> &source,
-              const std::string &pipeline, const std::string &kernel_name,
-              const std::string &dump_dir, const std::string &dump_tag);
+absl::StatusOr<PreparedKernel> PrepareKernel(
+    const std::shared_ptr<const SourceFile>& source,
+    const std::string& pipeline, const std::string& kernel_name,
+    const std::string& dump_dir, const std::string& dump_tag);
 
 // Checks a directive against the (unlowered) module: the kernel exists,
 // every size, tensor and scalar parameter is bound with a value of the
 // right kind, every check names a tensor parameter, and every reference
 // names a parameter or size and has the output's shape.
-absl::Status ValidateDirective(const RunDirective &directive,
-                               const Module &module);
+absl::Status ValidateDirective(const RunDirective& directive,
+                               const Module& module);
 
 struct RunOptions {
   // Overrides every directive's `pipeline=`; unset: the directive's, else
@@ -61,8 +61,8 @@ struct RunOptions {
   std::vector<std::string> compare_pipelines;
   bool bench = false;
   int warmup = 10;
-  int iterations = 50; // timed launches per measurement
-  int repeats = 5;     // measurements per variant, for the spread
+  int iterations = 50;  // timed launches per measurement
+  int repeats = 5;      // measurements per variant, for the spread
   std::string dump_dir;
 };
 
@@ -75,21 +75,21 @@ inline constexpr int kExitNoGpu = 77;
 // Runs directive `index` (0-based) of `source` in this process; prints a
 // report to `out`, sets `json` to one JSON object describing it, and returns
 // an exit code (kExitPassed, kExitFailed or kExitNoGpu).
-int RunDirectiveInProcess(const std::shared_ptr<const SourceFile> &source,
-                          int index, const RunOptions &options,
-                          std::ostream &out, std::string &json);
+int RunDirectiveInProcess(const std::shared_ptr<const SourceFile>& source,
+                          int index, const RunOptions& options,
+                          std::ostream& out, std::string& json);
 
 // Times 1000 host-side launches of directive 1's kernel (bound as the
 // directive says) through kir-run's launch path and through a direct
 // cudaLaunchKernelExC with the same configuration and arguments, alternating
 // in blocks; prints both medians. Fails (kExitFailed) if kir-run's median is
 // more than 5 us above the direct one.
-int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile> &source,
-                          std::ostream &out, std::string &json);
+int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile>& source,
+                          std::ostream& out, std::string& json);
 
 // Escapes `text` as a JSON string (with the quotes).
 std::string JsonString(absl::string_view text);
 
-} // namespace kir
+}  // namespace kir
 
-#endif // KIR_TOOLS_KIR_RUN_RUNNER_H_
+#endif  // KIR_TOOLS_KIR_RUN_RUNNER_H_
