@@ -46,6 +46,8 @@ expect_exit = "%s %s" % (sys.executable,
 config.substitutions.append((tool_pattern("kir-opt"), kir_opt))
 config.substitutions.append((tool_pattern("kir-run"), kir_run))
 config.substitutions.append((tool_pattern("expect-exit"), expect_exit))
+config.substitutions.append((tool_pattern("sass-divergence"), "%s %s" % (
+    sys.executable, os.path.join(config.test_source_root, "sass_divergence.py"))))
 config.substitutions.append((tool_pattern("FileCheck"), filecheck))
 config.substitutions.append((tool_pattern("not"), not_tool))
 

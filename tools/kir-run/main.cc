@@ -73,6 +73,9 @@ with the bound sizes and inputs, and compares its outputs with references.
   --emit=sass            print the SASS of the lowered module (cuobjdump)
                          instead of running it
   --dump-dir=DIR         write the lowered .kir, .cu, .ptx and .cubin there
+  --no-verify            do not verify the input or after each pass: runs a
+                         kernel the verifier rejects, to show what goes wrong
+                         on the GPU without the pass that would fix it
   --probe                exit 0 if a usable GPU (sm_90) is present, else 77
   --launch-overhead      time 1000 host launches of directive 1's kernel
                          through kir-run and through cudaLaunchKernelExC
@@ -150,6 +153,8 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       flags.emit_sass = true;
     } else if (value_of("--dump-dir", value)) {
       flags.run.dump_dir = value;
+    } else if (arg == "--no-verify") {
+      flags.run.verify = false;
     } else if (arg == "--probe") {
       flags.probe = true;
     } else if (arg == "--launch-overhead") {
@@ -297,8 +302,8 @@ int EmitSass(const Flags& flags, const std::shared_ptr<SourceFile>& source,
   } else if (!directives.empty() && directives.front().pipeline.has_value()) {
     pipeline = *directives.front().pipeline;
   }
-  absl::StatusOr<PreparedKernel> prepared =
-      PrepareKernel(source, pipeline, "", flags.run.dump_dir, "");
+  absl::StatusOr<PreparedKernel> prepared = PrepareKernel(
+      source, pipeline, "", flags.run.dump_dir, "", flags.run.verify);
   if (!prepared.ok()) {
     std::cerr << prepared.status().message() << "\n";
     return kExitFailed;
@@ -366,9 +371,11 @@ int Main(int argc, char** argv) {
     std::cerr << module.status().message();
     return kExitFailed;
   }
-  if (absl::Status s = Verify(**module); !s.ok()) {
-    std::cerr << s.message();
-    return kExitFailed;
+  if (flags.run.verify) {
+    if (absl::Status s = Verify(**module); !s.ok()) {
+      std::cerr << s.message();
+      return kExitFailed;
+    }
   }
   if (flags.emit_sass) return EmitSass(flags, source, *directives);
   if (directives->empty()) {

@@ -86,18 +86,21 @@ std::string Stem(absl::string_view path) {
 absl::StatusOr<PreparedKernel> PrepareKernel(
     const std::shared_ptr<const SourceFile>& source,
     const std::string& pipeline, const std::string& kernel_name,
-    const std::string& dump_dir, const std::string& dump_tag) {
+    const std::string& dump_dir, const std::string& dump_tag, bool verify) {
   PreparedKernel prepared;
   prepared.pipeline = pipeline;
   absl::StatusOr<std::unique_ptr<Module>> module = ParseModule(source);
   if (!module.ok()) return module.status();
   prepared.module = std::move(*module);
-  if (absl::Status s = Verify(*prepared.module); !s.ok()) return s;
+  if (verify) {
+    if (absl::Status s = Verify(*prepared.module); !s.ok()) return s;
+  }
   if (!pipeline.empty()) {
     absl::StatusOr<Pipeline> parsed = ParsePipeline(pipeline);
     if (!parsed.ok()) return parsed.status();
     std::ostringstream log;
     PipelineRunOptions run_options;
+    run_options.verify_each = verify;
     if (absl::Status s =
             RunPipeline(*prepared.module, *parsed, run_options, log);
         !s.ok())
@@ -117,7 +120,9 @@ absl::StatusOr<PreparedKernel> PrepareKernel(
   absl::StatusOr<CudaKernelAbi> abi = GetCudaKernelAbi(*prepared.kernel);
   if (!abi.ok()) return abi.status();
   prepared.abi = std::move(*abi);
-  absl::StatusOr<std::string> cuda = EmitCuda(*prepared.module);
+  CudaEmitOptions emit_options;
+  emit_options.verify = verify;
+  absl::StatusOr<std::string> cuda = EmitCuda(*prepared.module, emit_options);
   if (!cuda.ok()) return cuda.status();
   prepared.cuda = std::move(*cuda);
   NvrtcOptions options;
@@ -1065,8 +1070,9 @@ absl::Status DirectiveRun::PrepareVariants() {
     const std::string tag = pipelines.size() > 1
                                 ? absl::StrCat(directive_.kernel, ".p", i + 1)
                                 : directive_.kernel;
-    absl::StatusOr<PreparedKernel> prepared = PrepareKernel(
-        source_, pipelines[i], directive_.kernel, options_.dump_dir, tag);
+    absl::StatusOr<PreparedKernel> prepared =
+        PrepareKernel(source_, pipelines[i], directive_.kernel,
+                      options_.dump_dir, tag, options_.verify);
     if (!prepared.ok()) return prepared.status();
     variant.prepared = std::move(*prepared);
     out_ << "  compile"

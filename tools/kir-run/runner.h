@@ -37,14 +37,15 @@ struct PreparedKernel {
   std::optional<int64_t> spill_store_bytes, spill_load_bytes;
 };
 
-// Parses `source`, runs `pipeline` over it (verifying after each pass),
-// emits CUDA and compiles it. `kernel_name` empty: the whole module is
-// compiled and `kernel` is the first one. `dump_dir` non-empty: writes
-// <stem>[.<tag>].{kir,cu,cubin} there.
+// Parses `source`, runs `pipeline` over it (verifying after each pass
+// unless `verify` is false), emits CUDA and compiles it. `kernel_name` empty:
+// the whole module is compiled and `kernel` is the first one. `dump_dir`
+// non-empty: writes <stem>[.<tag>].{kir,cu,cubin} there.
 absl::StatusOr<PreparedKernel> PrepareKernel(
     const std::shared_ptr<const SourceFile>& source,
     const std::string& pipeline, const std::string& kernel_name,
-    const std::string& dump_dir, const std::string& dump_tag);
+    const std::string& dump_dir, const std::string& dump_tag,
+    bool verify = true);
 
 // Checks a directive against the (unlowered) module: the kernel exists,
 // every size, tensor and scalar parameter is bound with a value of the
@@ -64,6 +65,10 @@ struct RunOptions {
   int iterations = 50;  // timed launches per measurement
   int repeats = 5;      // measurements per variant, for the spread
   std::string dump_dir;
+  // false (--no-verify): run kernels the verifier rejects, such as a
+  // single-issue op left under a whole-warp guard, to show what happens on
+  // the GPU without the pass that would fix it.
+  bool verify = true;
 };
 
 // Exit codes of kir-run (and of one directive's child process).
