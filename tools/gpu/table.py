@@ -2,6 +2,9 @@
 """Prints a Markdown table from `kir-run --bench --json` files.
 
     python3 tools/gpu/table.py tools/gpu/results/*.json
+    python3 tools/gpu/table.py --readme README.md tools/gpu/results/*.json
+
+(the second form replaces the text between the gpu-table markers there).
 
 One row per directive: kernel, sizes, time (median, min-max over repeats),
 the baseline it is measured against and the speed ratio (baseline time /
@@ -17,7 +20,8 @@ def sizes_of(directive):
     return " ".join(re.findall(r"\b[A-Z]\w*=\d+", directive))
 
 
-def main(paths):
+def table(paths):
+    lines = []
     rows = []
     device = None
     for path in paths:
@@ -48,12 +52,29 @@ def main(paths):
             ])
     header = ["kernel", "sizes", "time us (min-max)", "baseline",
               "speed vs baseline", "registers", "spill B", "smem B"]
-    print("Device: %s" % device)
-    print()
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "---|" * len(header))
     for row in rows:
-        print("| " + " | ".join(row) + " |")
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    lines.append("Device: %s. Time: median over 5 repeats of the median of 50 "
+                 "launches (CUDA events), min-max of the 5; the baseline is "
+                 "timed the same way in the same process." % device)
+    return "\n".join(lines)
+
+
+def main(argv):
+    if argv and argv[0] == "--readme":
+        readme, paths = argv[1], argv[2:]
+        with open(readme, encoding="utf-8") as f:
+            text = f.read()
+        begin, end = "<!-- gpu-table:begin -->", "<!-- gpu-table:end -->"
+        head, rest = text.split(begin)
+        _, tail = rest.split(end)
+        with open(readme, "w", encoding="utf-8") as f:
+            f.write(head + begin + "\n" + table(paths) + "\n" + end + tail)
+    else:
+        print(table(argv))
 
 
 if __name__ == "__main__":
