@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -113,21 +115,31 @@ TEST(NvrtcCompilerTest, CachesByContentAndOptions) {
   KIR_REQUIRE_NVRTC();
   NvrtcOptions options;
   options.cache_dir = FreshDirectory("kir_nvrtc_cache");
+  options.extra_options = {"--ptxas-options=-v"};
+  NvrtcCompileInfo info;
   absl::StatusOr<std::string> first =
-      CompileToCubin(kKernel, "sm_90a", options);
+      CompileToCubin(kKernel, "sm_90a", options, &info);
   ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(info.cache_hit);
+  EXPECT_TRUE(absl::StrContains(info.log, "registers")) << info.log;
   std::vector<fs::path> entries;
   for (const auto& entry : fs::directory_iterator(options.cache_dir)) {
     entries.push_back(entry.path());
   }
-  ASSERT_EQ(entries.size(), 1u);  // no temporary file left behind
+  std::sort(entries.begin(), entries.end());
+  // The output and its log; no temporary file left behind.
+  ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0].extension(), ".cubin");
+  EXPECT_EQ(entries[1].string(), entries[0].string() + ".log");
   // A second compilation reads the entry: make it recognizable.
   std::ofstream(entries[0], std::ios::binary | std::ios::trunc) << "cached";
   absl::StatusOr<std::string> second =
-      CompileToCubin(kKernel, "sm_90a", options);
+      CompileToCubin(kKernel, "sm_90a", options, &info);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(*second, "cached");
+  EXPECT_TRUE(info.cache_hit);
+  // The log comes back with the cached output.
+  EXPECT_TRUE(absl::StrContains(info.log, "registers")) << info.log;
   // Other options, another key.
   options.line_info = false;
   absl::StatusOr<std::string> third =
@@ -146,7 +158,7 @@ TEST(NvrtcCompilerTest, CachesByContentAndOptions) {
     (void)entry;
     ++count;
   }
-  EXPECT_EQ(count, 3);
+  EXPECT_EQ(count, 6);  // three entries, each with its log
   fs::remove_all(options.cache_dir);
 }
 

@@ -41,6 +41,10 @@
 #include "tools/kir-run/directive.h"
 #include "tools/kir-run/runner.h"
 
+#ifndef KIR_GIT_COMMIT
+#define KIR_GIT_COMMIT "unknown"
+#endif
+
 namespace kir {
 namespace {
 
@@ -507,7 +511,8 @@ int Main(int argc, char** argv) {
                                failed, hung);
   if (!flags.json_path.empty()) {
     std::ofstream out(flags.json_path, std::ios::binary);
-    out << "{\"tool\": \"kir-run\", \"file\": " << JsonString(flags.file)
+    out << "{\"tool\": \"kir-run\", \"commit\": " << JsonString(KIR_GIT_COMMIT)
+        << ", \"file\": " << JsonString(flags.file)
         << ", \"device\": {\"name\": " << JsonString(device->name)
         << ", \"uuid\": " << JsonString(device->uuid)
         << ", \"sm_count\": " << device->sm_count
