@@ -59,12 +59,12 @@ using ThreadBits = std::bitset<1024>;
 // iterations before the later one (exactly, or at least kMaxDistance).
 struct CarriedLoop {
   static constexpr int kMaxDistance = 4;
-  const Op *loop = nullptr;
+  const Op* loop = nullptr;
   int distance = 1;
-  bool operator<(const CarriedLoop &other) const {
+  bool operator<(const CarriedLoop& other) const {
     return std::tie(loop, distance) < std::tie(other.loop, other.distance);
   }
-  bool operator==(const CarriedLoop &other) const {
+  bool operator==(const CarriedLoop& other) const {
     return loop == other.loop && distance == other.distance;
   }
 };
@@ -72,14 +72,14 @@ struct CarriedLoop {
 // Decides whether two shared-memory accesses can overlap from different
 // threads. Built per kernel; answers are cached by the caller if needed.
 class ConflictAnalysis {
-public:
-  ConflictAnalysis(const Kernel &kernel, const ThreadAnalysis &threads);
+ public:
+  ConflictAnalysis(const Kernel& kernel, const ThreadAnalysis& threads);
   ~ConflictAnalysis();
-  ConflictAnalysis(const ConflictAnalysis &) = delete;
-  ConflictAnalysis &operator=(const ConflictAnalysis &) = delete;
+  ConflictAnalysis(const ConflictAnalysis&) = delete;
+  ConflictAnalysis& operator=(const ConflictAnalysis&) = delete;
 
   // Threads that may execute `op`; every thread when the shape is unknown.
-  ThreadBits Executing(const Op &op) const;
+  ThreadBits Executing(const Op& op) const;
   int num_threads() const;
 
   // Whether some thread t1 in `threads_a` running `a` and a different thread
@@ -87,9 +87,9 @@ public:
   // `eb` (effects of `a` and `b`), with `a` from earlier iterations of the
   // loops in `carried` (same iteration of every other loop). Ignores access
   // modes: the caller decides whether the pair needs ordering.
-  bool MayOverlap(const Op &a, const MemoryEffect &ea,
-                  const ThreadBits &threads_a, const Op &b,
-                  const MemoryEffect &eb, const ThreadBits &threads_b,
+  bool MayOverlap(const Op& a, const MemoryEffect& ea,
+                  const ThreadBits& threads_a, const Op& b,
+                  const MemoryEffect& eb, const ThreadBits& threads_b,
                   absl::Span<const CarriedLoop> carried) const;
 
   // How answers were reached, for tests and reports.
@@ -97,29 +97,29 @@ public:
     int different_buffers = 0;
     int per_dimension = 0;
     int linear = 0;
-    int unknown = 0; // answered "overlap" without enumerating
+    int unknown = 0;  // answered "overlap" without enumerating
   };
-  const Counters &counters() const;
+  const Counters& counters() const;
 
-private:
+ private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
 // Whether a pair of effects needs ordering when it overlaps: at least one
 // writes and not both are atomic.
-bool NeedsOrdering(const MemoryEffect &a, const MemoryEffect &b);
+bool NeedsOrdering(const MemoryEffect& a, const MemoryEffect& b);
 
 // One conflicting pair of shared-memory accesses left unordered.
 struct UnorderedPair {
-  const Op *first = nullptr; // the earlier access
-  int first_effect = 0;      // index into MemoryEffectsOf(*first)
-  const Op *second = nullptr;
+  const Op* first = nullptr;  // the earlier access
+  int first_effect = 0;       // index into MemoryEffectsOf(*first)
+  const Op* second = nullptr;
   int second_effect = 0;
-  bool carried = false; // `first` from an earlier iteration of a loop
+  bool carried = false;  // `first` from an earlier iteration of a loop
   // The outermost loop whose earlier iteration ran `first`, when carried.
-  const Op *carried_loop = nullptr;
-  bool operator<(const UnorderedPair &other) const {
+  const Op* carried_loop = nullptr;
+  bool operator<(const UnorderedPair& other) const {
     return std::tie(first, first_effect, second, second_effect, carried,
                     carried_loop) < std::tie(other.first, other.first_effect,
                                              other.second, other.second_effect,
@@ -131,12 +131,12 @@ struct UnorderedPair {
 // kernel whose accesses and thread sets did not change (insert-syncs adds
 // barriers only).
 class ConflictCache {
-public:
-  using Key = std::tuple<const Op *, int, const Op *, int,
+ public:
+  using Key = std::tuple<const Op*, int, const Op*, int,
                          std::vector<CarriedLoop>, std::string>;
-  std::map<Key, bool> &entries() { return entries_; }
+  std::map<Key, bool>& entries() { return entries_; }
 
-private:
+ private:
   std::map<Key, bool> entries_;
 };
 
@@ -147,43 +147,42 @@ struct SyncAnalysisOptions {
   // does not (an async access is complete only once waited for).
   bool complete_uncommitted_async = false;
   // Ops treated as absent (to ask whether a barrier is needed).
-  std::set<const Op *> ignored;
-  ConflictCache *cache = nullptr;
+  std::set<const Op*> ignored;
+  ConflictCache* cache = nullptr;
 };
 
 // Every conflicting pair of shared-memory accesses that some path leaves
 // unordered, sorted by (second, first) in program order.
-std::vector<UnorderedPair>
-FindUnorderedPairs(const Kernel &kernel,
-                   const SyncAnalysisOptions &options = {});
+std::vector<UnorderedPair> FindUnorderedPairs(
+    const Kernel& kernel, const SyncAnalysisOptions& options = {});
 
 // The post-condition of insert-syncs on a lowered kernel: every conflicting
 // pair is ordered on every path, and every barrier a pass marked as
 // inserted by `insert-syncs` is needed by at least one pair. Located errors
 // otherwise (one per pair, at the later access, with a note at the earlier).
-absl::Status CheckSyncs(const Kernel &kernel);
+absl::Status CheckSyncs(const Kernel& kernel);
 
 // Describes an access for diagnostics: "write of %s[%i, %j]".
-std::string DescribeAccess(const Op &op, int effect);
+std::string DescribeAccess(const Op& op, int effect);
 
 // Named barrier ids (1..15) of a kernel: which are taken, by which thread
 // count, inside which role. Allocates an id for a role's barrier, reusing
 // one only that role uses with the same count.
 class BarrierIdAllocator {
-public:
-  explicit BarrierIdAllocator(const Kernel &kernel);
+ public:
+  explicit BarrierIdAllocator(const Kernel& kernel);
   // An id for a barrier of `threads` threads inside `role` (null: outside
   // roles); nullopt when all 15 are taken.
-  std::optional<int> Allocate(const Op *role, int threads);
+  std::optional<int> Allocate(const Op* role, int threads);
 
-private:
+ private:
   struct Use {
-    std::set<const Op *> roles;
+    std::set<const Op*> roles;
     std::set<int64_t> counts;
   };
   std::map<int, Use> uses_;
 };
 
-} // namespace kir
+}  // namespace kir
 
-#endif // KIR_IR_SYNC_CHECK_H_
+#endif  // KIR_IR_SYNC_CHECK_H_

@@ -41,9 +41,9 @@
 
 namespace kir {
 
-absl::Status InsertSyncs(Kernel &kernel, const PassOptions &options,
-                         PassContext &context);
+absl::Status InsertSyncs(Kernel& kernel, const PassOptions& options,
+                         PassContext& context);
 
-} // namespace kir
+}  // namespace kir
 
-#endif // KIR_PASSES_INSERT_SYNCS_H_
+#endif  // KIR_PASSES_INSERT_SYNCS_H_
