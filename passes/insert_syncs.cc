@@ -251,22 +251,32 @@ class SyncInserter {
     const Scope scope =
         placement.role != nullptr ? Scope::kRole : Scope::kBlock;
     if (!threads.GuardsUniformOver(*barrier, scope, &culprit)) {
-      Remove(barrier);
       const Location at =
           culprit != nullptr ? culprit->loc() : pair.second->loc();
       std::string over =
           placement.role != nullptr
               ? absl::StrCat("role @", placement.role->GetString("name"))
               : std::string("the block");
-      std::string what = culprit == nullptr ? "control flow"
-                         : culprit->kind() == OpKind::kReturn
-                             ? "a return"
-                             : absl::StrCat("this ", culprit->mnemonic());
-      return PairError(at, pair,
-                       absl::StrCat("the barrier would sit under ", what,
-                                    ", which is not uniform over ", over,
-                                    ", so some participants could not reach "
-                                    "it"));
+      bool around = false;
+      for (const Op* parent = barrier->parent_op(); parent != nullptr;
+           parent = parent->parent_op()) {
+        around = around || parent == culprit;
+      }
+      Remove(barrier);
+      std::string why;
+      if (culprit == nullptr || around) {
+        why = absl::StrCat(
+            "the barrier would sit under ",
+            culprit == nullptr ? std::string("control flow")
+                               : absl::StrCat("this ", culprit->mnemonic()),
+            ", which is not uniform over ", over,
+            ", so some participants could not reach it");
+      } else {
+        why = absl::StrCat("threads that return under this ",
+                           culprit->mnemonic(),
+                           " could not reach a barrier over ", over);
+      }
+      return PairError(at, pair, why);
     }
     inserted_.insert(barrier);
     return absl::OkStatus();
