@@ -265,16 +265,16 @@ class SyncInserter {
       Remove(barrier);
       std::string why;
       if (culprit == nullptr || around) {
-        why = absl::StrCat(
-            "the barrier would sit under ",
-            culprit == nullptr ? std::string("control flow")
+        why = absl::StrCat("the barrier would sit under ",
+                           culprit == nullptr
+                               ? std::string("control flow")
                                : absl::StrCat("this ", culprit->mnemonic()),
-            ", which is not uniform over ", over,
-            ", so some participants could not reach it");
+                           ", which is not uniform over ", over,
+                           ", so some participants could not reach it");
       } else {
-        why = absl::StrCat("threads that return under this ",
-                           culprit->mnemonic(),
-                           " could not reach a barrier over ", over);
+        why =
+            absl::StrCat("threads that return under this ", culprit->mnemonic(),
+                         " could not reach a barrier over ", over);
       }
       return PairError(at, pair, why);
     }
