@@ -928,7 +928,7 @@ class OrderingAnalysis {
         if (op.num_regions() > 0) VisitRegion(op.region(0), then_state);
         if (op.num_regions() > 1) VisitRegion(op.region(1), else_state);
         state = JoinPaths(then_state, else_state, [&](const EntryState& e) {
-          return Takes(op, e.threads, /*then_side=*/true);
+          return Takes(op, e.threads);
         });
         return;
       }
@@ -970,7 +970,7 @@ class OrderingAnalysis {
   // elect.sync condition is taken by the elected lane of each full warp,
   // the same lane every time, so a single-thread access issued under an
   // election in that warp takes it.
-  int Takes(const Op& if_op, const ThreadBits& threads, bool) {
+  int Takes(const Op& if_op, const ThreadBits& threads) {
     if (if_op.num_operands() == 0 || threads.none()) return -1;
     const Value* condition = if_op.operand_value(0);
     const ThreadBits reaching = conflicts_.Executing(if_op);
