@@ -37,7 +37,7 @@ Pipeline DefaultPipeline() {
   run("uniform-predicates");      // collective ops under uniform conditions
   // run("insert-async-waits");   // waits before uses of async results
   // run("plan-shared-memory");   // offsets for every shared allocation
-  // run("insert-syncs");         // barriers between conflicting accesses
+  run("insert-syncs");            // barriers between conflicting accesses
   // run("insert-proxy-fences");  // fence.proxy.async between proxies
   run("dce");
   return pipeline;

@@ -17,8 +17,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "ir/diagnostics.h"
 #include "ir/effects.h"
 #include "ir/ir.h"
+#include "ir/sync_check.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
 #include "passes/pass.h"
@@ -60,6 +62,10 @@ Output:
   --print-effects          print each op's effects instead of the IR
   --print-provenance       print loc(inserted ...) on inserted ops
   --print-pending          print the groups each wait leaves pending
+Checks:
+  --check-syncs            after the pipeline, check that every conflicting
+                           pair of shared-memory accesses is ordered and that
+                           every barrier insert-syncs added is needed
   --help                   print this help
 )";
 
@@ -82,6 +88,7 @@ struct Flags {
   bool print_effects = false;
   bool print_provenance = false;
   bool print_pending = false;
+  bool check_syncs = false;
 };
 
 struct BoolFlag {
@@ -101,6 +108,7 @@ constexpr BoolFlag kBoolFlags[] = {
     {"print-effects", &Flags::print_effects},
     {"print-provenance", &Flags::print_provenance},
     {"print-pending", &Flags::print_pending},
+    {"check-syncs", &Flags::check_syncs},
 };
 
 struct ValueFlag {
@@ -362,6 +370,14 @@ absl::Status ProcessSource(std::shared_ptr<const SourceFile> source,
   options.reproducer_path = flags.reproducer;
   status = RunPipeline(**module, pipeline, options, std::cerr);
   if (!status.ok()) return status;
+  if (flags.check_syncs) {
+    std::vector<absl::Status> failures;
+    for (const auto& kernel : (*module)->kernels) {
+      failures.push_back(CheckSyncs(*kernel));
+    }
+    status = JoinStatuses(failures);
+    if (!status.ok()) return status;
+  }
   if (flags.emit != "kir") return EmitTarget(**module, flags.emit, output);
   output = flags.print_effects ? PrintModuleEffects(**module)
                                : PrintModule(**module, options.print);

@@ -1,0 +1,1463 @@
+// Conflicts and ordering of shared-memory accesses; see sync_check.h.
+#include "ir/sync_check.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <unordered_map>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/check.h"
+#include "ir/diagnostics.h"
+
+namespace kir {
+
+// ---------------------------------------------------------------------------
+// Index decomposition.
+
+namespace {
+
+using Vec = std::vector<int64_t>;
+
+constexpr int kMaxDepth = 16;
+// Above this many candidate iteration distances, or candidate offsets per
+// dimension, the comparison gives up and answers "overlap".
+constexpr int64_t kMaxDistances = 512;
+constexpr size_t kMaxCandidates = 64;
+
+struct Interval {
+  int64_t lo = 0;
+  int64_t hi = 0;  // inclusive
+};
+
+// part[t] + sum(coefficient * atom) + constant; `varying` when some term is
+// a per-thread value the analysis cannot follow.
+struct Affine {
+  std::shared_ptr<const Vec> part;  // null: 0
+  std::map<const Value*, int64_t> atoms;
+  int64_t constant = 0;
+  bool varying = false;
+};
+
+bool Overflows(int64_t value) {
+  // Keep every intermediate far from the int64 limits, so sums and products
+  // of a few of them cannot wrap.
+  return value > (int64_t{1} << 40) || value < -(int64_t{1} << 40);
+}
+
+std::shared_ptr<const Vec> Combine(const std::shared_ptr<const Vec>& a,
+                                   const std::shared_ptr<const Vec>& b,
+                                   int64_t b_scale, bool* ok) {
+  if (b == nullptr) return a;
+  Vec out(b->size());
+  for (size_t t = 0; t < b->size(); ++t) {
+    out[t] = (a ? (*a)[t] : 0) + b_scale * (*b)[t];
+    if (Overflows(out[t])) *ok = false;
+  }
+  return std::make_shared<const Vec>(std::move(out));
+}
+
+std::shared_ptr<const Vec> Scale(const std::shared_ptr<const Vec>& a,
+                                 int64_t factor, bool* ok) {
+  if (a == nullptr) return nullptr;
+  return Combine(nullptr, a, factor, ok);
+}
+
+// The enclosing for ops of `op`, innermost first.
+std::vector<const Op*> EnclosingLoops(const Op* op) {
+  std::vector<const Op*> loops;
+  for (const Op* parent = op ? op->parent_op() : nullptr; parent != nullptr;
+       parent = parent->parent_op()) {
+    if (parent->kind() == OpKind::kFor) loops.push_back(parent);
+  }
+  return loops;
+}
+
+bool IsInside(const Op* op, const Op* ancestor) {
+  for (const Op* parent = op ? op->parent_op() : nullptr; parent != nullptr;
+       parent = parent->parent_op()) {
+    if (parent == ancestor) return true;
+  }
+  return false;
+}
+
+// Whether `value` is (re)defined in every iteration of `loop`: its
+// induction variable, or defined by an op inside it.
+bool DefinedInside(const Value* value, const Op* loop) {
+  if (value->kind() == Value::Kind::kRegionArgument) {
+    const Region* region = value->owning_region();
+    const Op* owner = region ? region->parent_op() : nullptr;
+    return owner == loop || IsInside(owner, loop);
+  }
+  if (value->kind() == Value::Kind::kResult) {
+    return IsInside(value->defining_op(), loop);
+  }
+  return false;
+}
+
+// The for op whose induction variable `value` is, or null.
+const Op* InductionLoop(const Value* value) {
+  if (value->kind() != Value::Kind::kRegionArgument) return nullptr;
+  const Region* region = value->owning_region();
+  const Op* owner = region ? region->parent_op() : nullptr;
+  return owner != nullptr && owner->kind() == OpKind::kFor ? owner : nullptr;
+}
+
+bool IsSharedAllocation(const Value* value) {
+  return value != nullptr && value->kind() == Value::Kind::kResult &&
+         value->defining_op()->kind() == OpKind::kAllocShared;
+}
+
+}  // namespace
+
+struct ConflictAnalysis::Impl {
+  Impl(const Kernel& kernel, const ThreadAnalysis& threads)
+      : kernel(kernel), threads(threads) {
+    num_threads = threads.num_threads().value_or(1024);
+    for (int t = 0; t < num_threads; ++t) universe.set(t);
+  }
+
+  const Affine& Decompose(const Value* value, int depth = 0) const;
+  Affine DecomposeUncached(const Value* value, int depth) const;
+  std::optional<Interval> Range(const Value* value, int depth = 0) const;
+  std::optional<int64_t> Constant(const Value* value) const;
+  std::optional<int64_t> TripCount(const Op& loop) const;
+  int ElectedWarp(const Op& op) const;
+  bool AnyDistinctPair(const ThreadBits& a, const ThreadBits& b) const;
+
+  bool MayOverlap(const Op& a, const MemoryEffect& ea, const ThreadBits& ta,
+                  const Op& b, const MemoryEffect& eb, const ThreadBits& tb,
+                  absl::Span<const CarriedLoop> carried) const;
+
+  const Kernel& kernel;
+  const ThreadAnalysis& threads;
+  int num_threads = 1024;
+  ThreadBits universe;
+  // Node-based: Decompose hands out references that must survive inserts.
+  mutable std::unordered_map<const Value*, Affine> affine_cache;
+  mutable Counters counters;
+};
+
+std::optional<int64_t> ConflictAnalysis::Impl::Constant(
+    const Value* value) const {
+  if (value == nullptr) return std::nullopt;
+  if (value->kind() == Value::Kind::kResult &&
+      value->defining_op()->kind() == OpKind::kConst) {
+    const Attribute* attr = value->defining_op()->FindAttr("value");
+    if (attr != nullptr && attr->is_integral && value->type().is_scalar() &&
+        IsInteger(value->type().dtype())) {
+      return attr->int_value;
+    }
+    return std::nullopt;
+  }
+  const Vec* values = threads.PerThreadValues(value);
+  if (values == nullptr || values->empty()) return std::nullopt;
+  for (int64_t v : *values) {
+    if (v != values->front()) return std::nullopt;
+  }
+  return values->front();
+}
+
+const Affine& ConflictAnalysis::Impl::Decompose(const Value* value,
+                                                int depth) const {
+  auto it = affine_cache.find(value);
+  if (it != affine_cache.end()) return it->second;
+  Affine affine = DecomposeUncached(value, depth);
+  return affine_cache.emplace(value, std::move(affine)).first->second;
+}
+
+Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
+                                                 int depth) const {
+  Affine out;
+  if (value == nullptr) {
+    out.varying = true;
+    return out;
+  }
+  if (std::optional<int64_t> constant = Constant(value)) {
+    out.constant = *constant;
+    return out;
+  }
+  if (const Vec* part = threads.PerThreadValues(value)) {
+    // Not owned: the thread analysis outlives this one.
+    out.part = std::shared_ptr<const Vec>(std::shared_ptr<const Vec>(), part);
+    return out;
+  }
+  const bool integer = value->type().is_scalar() &&
+                       IsInteger(value->type().dtype()) &&
+                       !value->type().is_scalar(DType::kI1);
+  if (integer && depth < kMaxDepth && value->kind() == Value::Kind::kResult) {
+    const Op& op = *value->defining_op();
+    const OpKind kind = op.kind();
+    if ((kind == OpKind::kAdd || kind == OpKind::kSub) &&
+        op.num_operands() == 2) {
+      const Affine& lhs = Decompose(op.operand_value(0), depth + 1);
+      const Affine& rhs = Decompose(op.operand_value(1), depth + 1);
+      const int64_t sign = kind == OpKind::kAdd ? 1 : -1;
+      bool ok = true;
+      out.part = Combine(lhs.part, rhs.part, sign, &ok);
+      out.atoms = lhs.atoms;
+      for (const auto& [atom, coefficient] : rhs.atoms) {
+        out.atoms[atom] += sign * coefficient;
+        if (out.atoms[atom] == 0) out.atoms.erase(atom);
+      }
+      out.constant = lhs.constant + sign * rhs.constant;
+      out.varying = lhs.varying || rhs.varying;
+      if (ok && !Overflows(out.constant)) return out;
+      out = Affine();
+    } else if (kind == OpKind::kMul && op.num_operands() == 2) {
+      std::optional<int64_t> factor = Constant(op.operand_value(1));
+      const Value* other = op.operand_value(0);
+      if (!factor) {
+        factor = Constant(op.operand_value(0));
+        other = op.operand_value(1);
+      }
+      if (factor) {
+        const Affine& inner = Decompose(other, depth + 1);
+        bool ok = true;
+        out.part = Scale(inner.part, *factor, &ok);
+        for (const auto& [atom, coefficient] : inner.atoms) {
+          if (*factor != 0) out.atoms[atom] = coefficient * *factor;
+          if (Overflows(coefficient * *factor)) ok = false;
+        }
+        out.constant = inner.constant * *factor;
+        out.varying = inner.varying;
+        if (ok && !Overflows(out.constant)) return out;
+        out = Affine();
+      }
+    }
+  }
+  // A value the same for every thread that computes it (in the role, when
+  // it is defined inside one) is one unknown; both sides of a pair that use
+  // it see the same value in the same iteration.
+  if (threads.UniformScope(value) >= Scope::kRole) {
+    out.atoms[value] = 1;
+  } else {
+    out.varying = true;
+  }
+  return out;
+}
+
+std::optional<Interval> ConflictAnalysis::Impl::Range(const Value* value,
+                                                      int depth) const {
+  if (value == nullptr || depth > kMaxDepth) return std::nullopt;
+  if (std::optional<int64_t> constant = Constant(value)) {
+    return Interval{*constant, *constant};
+  }
+  if (const Vec* part = threads.PerThreadValues(value)) {
+    if (part->empty()) return std::nullopt;
+    auto [lo, hi] = std::minmax_element(part->begin(), part->end());
+    return Interval{*lo, *hi};
+  }
+  if (const Op* loop = InductionLoop(value)) {
+    if (loop->num_operands() < 3) return std::nullopt;
+    std::optional<Interval> lower = Range(loop->operand_value(0), depth + 1);
+    std::optional<Interval> upper = Range(loop->operand_value(1), depth + 1);
+    std::optional<Interval> step = Range(loop->operand_value(2), depth + 1);
+    if (!lower || !upper || !step || step->lo <= 0) return std::nullopt;
+    // The body never runs when no value is below the upper bound.
+    return Interval{lower->lo, std::max(lower->lo, upper->hi - 1)};
+  }
+  if (value->kind() != Value::Kind::kResult) return std::nullopt;
+  const Op& op = *value->defining_op();
+  if (op.num_operands() != 2 ||
+      !(value->type().is_scalar() && IsInteger(value->type().dtype()))) {
+    return std::nullopt;
+  }
+  std::optional<Interval> a = Range(op.operand_value(0), depth + 1);
+  std::optional<Interval> b = Range(op.operand_value(1), depth + 1);
+  if (!a || !b) {
+    // rem by a positive constant is bounded whatever the dividend.
+    if (op.kind() == OpKind::kRem && b && b->lo > 0) {
+      return Interval{-(b->hi - 1), b->hi - 1};
+    }
+    return std::nullopt;
+  }
+  Interval out;
+  switch (op.kind()) {
+    case OpKind::kAdd:
+      out = {a->lo + b->lo, a->hi + b->hi};
+      break;
+    case OpKind::kSub:
+      out = {a->lo - b->hi, a->hi - b->lo};
+      break;
+    case OpKind::kMul: {
+      const int64_t products[] = {a->lo * b->lo, a->lo * b->hi, a->hi * b->lo,
+                                  a->hi * b->hi};
+      for (int64_t p : products) {
+        if (Overflows(p)) return std::nullopt;
+      }
+      out = {*std::min_element(products, products + 4),
+             *std::max_element(products, products + 4)};
+      break;
+    }
+    case OpKind::kMin:
+      out = {std::min(a->lo, b->lo), std::min(a->hi, b->hi)};
+      break;
+    case OpKind::kMax:
+      out = {std::max(a->lo, b->lo), std::max(a->hi, b->hi)};
+      break;
+    case OpKind::kDiv:
+      if (a->lo < 0 || b->lo <= 0) return std::nullopt;
+      out = {a->lo / b->hi, a->hi / b->lo};
+      break;
+    case OpKind::kRem:
+      if (b->lo <= 0) return std::nullopt;
+      if (a->lo >= 0) {
+        out = {0, std::min(a->hi, b->hi - 1)};
+      } else {
+        out = {-(b->hi - 1), b->hi - 1};
+      }
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (Overflows(out.lo) || Overflows(out.hi)) return std::nullopt;
+  return out;
+}
+
+std::optional<int64_t> ConflictAnalysis::Impl::TripCount(const Op& loop) const {
+  if (loop.num_operands() < 3) return std::nullopt;
+  std::optional<int64_t> lower = Constant(loop.operand_value(0));
+  std::optional<int64_t> upper = Constant(loop.operand_value(1));
+  std::optional<int64_t> step = Constant(loop.operand_value(2));
+  if (!lower || !upper || !step || *step <= 0) return std::nullopt;
+  if (*upper <= *lower) return 0;
+  return (*upper - *lower + *step - 1) / *step;
+}
+
+int ConflictAnalysis::Impl::ElectedWarp(const Op& op) const {
+  if (!threads.IsSingleThread(op)) return -1;
+  const ThreadSet& set = threads.ExecutingThreads(op);
+  if (!set.known() || set.Count() <= 1) return -1;
+  std::vector<int> warps = set.Warps();
+  return warps.size() == 1 ? warps[0] : -1;
+}
+
+bool ConflictAnalysis::Impl::AnyDistinctPair(const ThreadBits& a,
+                                             const ThreadBits& b) const {
+  if (a.none() || b.none()) return false;
+  return !(a.count() == 1 && b.count() == 1 && a == b);
+}
+
+namespace {
+
+// One dimension of a comparison: the later box's origin minus the earlier's
+// is part_b[t2] - part_a[t1] + one of `offsets(k)`.
+struct DimensionDifference {
+  bool known = true;
+  const Vec* part_a = nullptr;
+  const Vec* part_b = nullptr;
+  int64_t base = 0;
+  int64_t per_step = 0;  // times k, the iteration distance
+  // rem terms: coefficient * ((a*k) mod m, or that minus m).
+  struct ModTerm {
+    int64_t coefficient, step, modulus;
+  };
+  std::vector<ModTerm> mods;
+  // Uniform terms that do not cancel, bounded by their ranges.
+  int64_t residual_lo = 0, residual_hi = 0;
+  int64_t extent_a = 1, extent_b = 1;
+};
+
+int64_t FloorMod(int64_t a, int64_t m) {
+  int64_t r = a % m;
+  return r < 0 ? r + m : r;
+}
+
+// The offsets `dim` may add at iteration distance k.
+std::vector<int64_t> Offsets(const DimensionDifference& dim, int64_t k) {
+  std::vector<int64_t> out = {dim.base + dim.per_step * k};
+  for (const DimensionDifference::ModTerm& mod : dim.mods) {
+    const int64_t r = FloorMod(mod.step * k, mod.modulus);
+    std::vector<int64_t> choices = {r};
+    if (r != 0) choices.push_back(r - mod.modulus);
+    std::vector<int64_t> next;
+    for (int64_t o : out) {
+      for (int64_t c : choices) next.push_back(o + mod.coefficient * c);
+    }
+    out = std::move(next);
+    if (out.size() > kMaxCandidates) return {};
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+bool ConflictAnalysis::Impl::MayOverlap(
+    const Op& a, const MemoryEffect& ea, const ThreadBits& ta, const Op& b,
+    const MemoryEffect& eb, const ThreadBits& tb,
+    absl::Span<const CarriedLoop> carried) const {
+  if (ta.none() || tb.none()) return false;
+  // The elected lane of one warp is the same thread each time.
+  const int warp_a = ElectedWarp(a);
+  if (warp_a >= 0 && warp_a == ElectedWarp(b)) return false;
+  auto unknown = [&] {
+    ++counters.unknown;
+    return AnyDistinctPair(ta, tb);
+  };
+
+  // Different allocations.
+  if (ea.buffer != eb.buffer) {
+    if (!IsSharedAllocation(ea.buffer) || !IsSharedAllocation(eb.buffer)) {
+      return unknown();
+    }
+    ++counters.different_buffers;
+    const Op& alloc_a = *ea.buffer->defining_op();
+    const Op& alloc_b = *eb.buffer->defining_op();
+    const Attribute* offset_a = alloc_a.FindAttr("offset");
+    const Attribute* offset_b = alloc_b.FindAttr("offset");
+    if (offset_a == nullptr || offset_b == nullptr) return false;
+    std::optional<int64_t> count_a = ea.buffer->type().StaticElementCount();
+    std::optional<int64_t> count_b = eb.buffer->type().StaticElementCount();
+    if (!count_a || !count_b) return AnyDistinctPair(ta, tb);
+    // `pad` widens the innermost dimension of every row.
+    auto bytes = [](const Value* buffer, const Op& alloc, int64_t count) {
+      const Type& type = buffer->type();
+      const int64_t pad = alloc.GetInt("pad");
+      int64_t elements = count;
+      if (pad > 0 && type.rank() > 0) {
+        std::optional<int64_t> inner = type.shape().back().AsConstant();
+        if (inner && *inner > 0) elements = count / *inner * (*inner + pad);
+      }
+      return elements * DTypeBytes(type.dtype());
+    };
+    const int64_t begin_a = offset_a->int_value;
+    const int64_t end_a = begin_a + bytes(ea.buffer, alloc_a, *count_a);
+    const int64_t begin_b = offset_b->int_value;
+    const int64_t end_b = begin_b + bytes(eb.buffer, alloc_b, *count_b);
+    if (end_a <= begin_b || end_b <= begin_a) return false;
+    return AnyDistinctPair(ta, tb);
+  }
+
+  // The same allocation: compare the boxes.
+  const Type& type = ea.buffer->type();
+  const int rank = type.is_buffer() ? type.rank() : 0;
+  if (ea.whole_buffer || eb.whole_buffer || rank == 0 ||
+      static_cast<int>(ea.origin.size()) != rank ||
+      static_cast<int>(eb.origin.size()) != rank ||
+      static_cast<int>(ea.extent.size()) != rank ||
+      static_cast<int>(eb.extent.size()) != rank) {
+    return unknown();
+  }
+  std::vector<int64_t> shape(rank);
+  for (int d = 0; d < rank; ++d) {
+    std::optional<int64_t> extent = type.shape()[d].AsConstant();
+    if (!extent || *extent <= 0) return unknown();
+    shape[d] = *extent;
+  }
+
+  // The loop whose induction variable relates the two sides: the outermost
+  // carried one (inner carried loops ran in another execution, so their
+  // values are unrelated).
+  const Op* stepping = nullptr;
+  int64_t min_distance = 0;
+  for (const CarriedLoop& loop : carried) {
+    bool outermost = true;
+    for (const CarriedLoop& other : carried) {
+      if (other.loop != loop.loop && IsInside(loop.loop, other.loop)) {
+        outermost = false;
+      }
+    }
+    if (outermost) {
+      stepping = loop.loop;
+      min_distance = loop.distance;
+    }
+  }
+  auto renamed = [&](const Value* atom) {
+    return stepping != nullptr && DefinedInside(atom, stepping);
+  };
+  std::optional<int64_t> step;
+  if (stepping != nullptr && stepping->num_operands() >= 3) {
+    step = Constant(stepping->operand_value(2));
+  }
+
+  std::vector<DimensionDifference> dims(rank);
+  bool in_bounds = true;
+  for (int d = 0; d < rank; ++d) {
+    DimensionDifference& dim = dims[d];
+    dim.extent_a = std::max<int64_t>(1, ea.extent[d]);
+    dim.extent_b = std::max<int64_t>(1, eb.extent[d]);
+    const Affine& fa = Decompose(ea.origin[d]);
+    const Affine& fb = Decompose(eb.origin[d]);
+    dim.part_a = fa.part.get();
+    dim.part_b = fb.part.get();
+    dim.base = fb.constant - fa.constant;
+    dim.known = !fa.varying && !fb.varying;
+    std::set<const Value*> atoms;
+    for (const auto& entry : fa.atoms) atoms.insert(entry.first);
+    for (const auto& entry : fb.atoms) atoms.insert(entry.first);
+    for (const Value* atom : atoms) {
+      if (!dim.known) break;
+      auto find = [](const Affine& f, const Value* v) -> int64_t {
+        auto it = f.atoms.find(v);
+        return it == f.atoms.end() ? 0 : it->second;
+      };
+      const int64_t ca = find(fa, atom);
+      const int64_t cb = find(fb, atom);
+      // A term that does not cancel adds its range: coefficient * value
+      // for one shared value, or the two sides' values independently.
+      auto add_residual = [&](int64_t coefficient_b, int64_t coefficient_a,
+                              bool shared) {
+        std::optional<Interval> range = Range(atom);
+        if (!range) {
+          dim.known = false;
+          return;
+        }
+        auto scaled = [&](int64_t c) {
+          return c >= 0 ? Interval{c * range->lo, c * range->hi}
+                        : Interval{c * range->hi, c * range->lo};
+        };
+        Interval add =
+            shared
+                ? scaled(coefficient_b - coefficient_a)
+                : Interval{scaled(coefficient_b).lo - scaled(coefficient_a).hi,
+                           scaled(coefficient_b).hi - scaled(coefficient_a).lo};
+        dim.residual_lo += add.lo;
+        dim.residual_hi += add.hi;
+        if (Overflows(dim.residual_lo) || Overflows(dim.residual_hi)) {
+          dim.known = false;
+        }
+      };
+      if (!renamed(atom)) {
+        if (ca != cb) add_residual(cb, ca, /*shared=*/true);
+        continue;
+      }
+      // Defined inside the stepping loop: only the induction variable and
+      // its remainders are followed across iterations.
+      if (ca != cb || !step || *step <= 0) {
+        add_residual(cb, ca, /*shared=*/false);
+        continue;
+      }
+      if (InductionLoop(atom) == stepping) {
+        // iv_a = iv_b - k * step.
+        dim.per_step += ca * *step;
+        continue;
+      }
+      // rem(x * iv + y, m) with x, y, m constants and a non-negative
+      // dividend: differs by (x * step * k) mod m, or that minus m.
+      bool followed = false;
+      if (atom->kind() == Value::Kind::kResult &&
+          atom->defining_op()->kind() == OpKind::kRem &&
+          atom->defining_op()->num_operands() == 2) {
+        const Op& rem = *atom->defining_op();
+        std::optional<int64_t> modulus = Constant(rem.operand_value(1));
+        const Affine& dividend = Decompose(rem.operand_value(0));
+        std::optional<Interval> range = Range(rem.operand_value(0));
+        const Value* iv = stepping->num_regions() > 0 &&
+                                  stepping->region(0).num_arguments() > 0
+                              ? stepping->region(0).argument(0)
+                              : nullptr;
+        if (modulus && *modulus > 0 && range && range->lo >= 0 &&
+            !dividend.varying && dividend.part == nullptr &&
+            dividend.atoms.size() == 1 && iv != nullptr &&
+            dividend.atoms.begin()->first == iv) {
+          dim.mods.push_back(
+              {ca, dividend.atoms.begin()->second * *step, *modulus});
+          followed = true;
+        }
+      }
+      if (!followed) add_residual(cb, ca, /*shared=*/false);
+    }
+    std::optional<Interval> range_a = Range(ea.origin[d]);
+    std::optional<Interval> range_b = Range(eb.origin[d]);
+    if (!range_a || !range_b || range_a->lo < 0 || range_b->lo < 0 ||
+        range_a->hi + dim.extent_a > shape[d] ||
+        range_b->hi + dim.extent_b > shape[d]) {
+      in_bounds = false;
+    }
+  }
+
+  // Which iteration distances to try.
+  bool k_dependent = false;
+  int64_t period = 1;
+  bool unbounded_linear = false;
+  for (const DimensionDifference& dim : dims) {
+    if (!dim.known) continue;
+    if (dim.per_step != 0) k_dependent = true;
+    for (const auto& mod : dim.mods) {
+      k_dependent = true;
+      period = std::lcm(period, mod.modulus);
+      if (period > kMaxDistances) period = kMaxDistances + 1;
+    }
+  }
+  std::vector<int64_t> distances = {0};
+  if (stepping != nullptr) {
+    std::optional<int64_t> trips = TripCount(*stepping);
+    const int64_t first = std::max<int64_t>(1, min_distance);
+    if (trips && *trips - 1 < first) return false;  // no such pair of runs
+    if (k_dependent && min_distance < CarriedLoop::kMaxDistance) {
+      distances = {first};  // an exact distance
+    } else if (k_dependent) {
+      int64_t last = 0;
+      if (trips && *trips - 1 - first < kMaxDistances) {
+        last = *trips - 1;
+      } else {
+        unbounded_linear = true;
+        last = first + std::min(period, kMaxDistances) - 1;
+      }
+      distances.clear();
+      for (int64_t k = first; k <= last; ++k) distances.push_back(k);
+    } else {
+      distances = {first};
+    }
+  }
+  if (unbounded_linear) {
+    // Linear terms in k over an unknown range: those dimensions are unknown;
+    // remainder terms are periodic, so one period of k covers them.
+    for (DimensionDifference& dim : dims) {
+      if (dim.per_step != 0) dim.known = false;
+    }
+    if (period > kMaxDistances) {
+      for (DimensionDifference& dim : dims) {
+        if (!dim.mods.empty()) dim.known = false;
+      }
+    }
+  }
+
+  // Threads grouped by their per-thread parts.
+  struct Group {
+    int first = -1;
+    int count = 0;
+  };
+  const bool linear = !in_bounds;
+  std::vector<int64_t> strides(rank, 1);
+  for (int d = rank - 2; d >= 0; --d) {
+    const int64_t pad = IsSharedAllocation(ea.buffer)
+                            ? ea.buffer->defining_op()->GetInt("pad")
+                            : 0;
+    const int64_t inner = d == rank - 2 ? shape[d + 1] + pad : shape[d + 1];
+    strides[d] = strides[d + 1] * inner;
+  }
+  std::vector<int> known;
+  for (int d = 0; d < rank; ++d) {
+    if (dims[d].known) known.push_back(d);
+  }
+  if (linear) {
+    ++counters.linear;
+    for (const DimensionDifference& dim : dims) {
+      if (!dim.known) return unknown();
+    }
+  } else {
+    ++counters.per_dimension;
+  }
+  auto key_of = [&](int t, bool side_a) {
+    std::vector<int64_t> key;
+    int64_t linear_key = 0;
+    for (int d = 0; d < rank; ++d) {
+      const DimensionDifference& dim = dims[d];
+      if (!dim.known) continue;
+      const Vec* part = side_a ? dim.part_a : dim.part_b;
+      const int64_t value =
+          part && t < static_cast<int>(part->size()) ? (*part)[t] : 0;
+      if (linear) {
+        linear_key += value * strides[d];
+      } else {
+        key.push_back(value);
+      }
+    }
+    if (linear) key.push_back(linear_key);
+    return key;
+  };
+  std::map<std::vector<int64_t>, Group> groups_a, groups_b;
+  for (int t = 0; t < num_threads; ++t) {
+    if (ta[t]) {
+      Group& g = groups_a[key_of(t, true)];
+      if (g.first < 0) g.first = t;
+      ++g.count;
+    }
+    if (tb[t]) {
+      Group& g = groups_b[key_of(t, false)];
+      if (g.first < 0) g.first = t;
+      ++g.count;
+    }
+  }
+
+  for (int64_t k : distances) {
+    // Candidate offsets for each known dimension (or, linearly, in all).
+    std::vector<std::vector<int64_t>> offsets;
+    std::vector<int64_t> residual_lo, residual_hi;
+    for (int d : known) {
+      residual_lo.push_back(dims[d].residual_lo);
+      residual_hi.push_back(dims[d].residual_hi);
+    }
+    int64_t hull_a = 0, hull_b = 0;
+    for (int d = 0; d < rank; ++d) {
+      const DimensionDifference& dim = dims[d];
+      if (!dim.known) continue;
+      std::vector<int64_t> o = Offsets(dim, k);
+      if (o.empty()) return unknown();
+      offsets.push_back(std::move(o));
+      hull_a += (dim.extent_a - 1) * strides[d];
+      hull_b += (dim.extent_b - 1) * strides[d];
+    }
+    if (linear) {
+      std::vector<int64_t> total = {0};
+      int i = 0;
+      for (int d = 0; d < rank; ++d) {
+        if (!dims[d].known) continue;
+        std::vector<int64_t> next;
+        for (int64_t base : total) {
+          for (int64_t o : offsets[i]) next.push_back(base + o * strides[d]);
+        }
+        ++i;
+        std::sort(next.begin(), next.end());
+        next.erase(std::unique(next.begin(), next.end()), next.end());
+        if (next.size() > kMaxCandidates) return unknown();
+        total = std::move(next);
+      }
+      offsets = {total};
+      int64_t lo = 0, hi = 0;
+      for (int d = 0; d < rank; ++d) {
+        lo += dims[d].residual_lo * strides[d];
+        hi += dims[d].residual_hi * strides[d];
+      }
+      residual_lo = {lo};
+      residual_hi = {hi};
+    }
+    for (const auto& [key_a, group_a] : groups_a) {
+      for (const auto& [key_b, group_b] : groups_b) {
+        if (group_a.count == 1 && group_b.count == 1 &&
+            group_a.first == group_b.first) {
+          continue;
+        }
+        bool overlap = true;
+        for (size_t i = 0; i < key_a.size() && overlap; ++i) {
+          const int64_t difference = key_b[i] - key_a[i];
+          bool any = false;
+          for (int64_t o : offsets[i]) {
+            const int64_t lo = difference + o + residual_lo[i];
+            const int64_t hi = difference + o + residual_hi[i];
+            if (linear ? (hi >= -hull_b && lo <= hull_a)
+                       : (hi > -dims[known[i]].extent_b &&
+                          lo < dims[known[i]].extent_a)) {
+              any = true;
+              break;
+            }
+          }
+          overlap = any;
+        }
+        if (overlap) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// ConflictAnalysis.
+
+ConflictAnalysis::ConflictAnalysis(const Kernel& kernel,
+                                   const ThreadAnalysis& threads)
+    : impl_(std::make_unique<Impl>(kernel, threads)) {}
+
+ConflictAnalysis::~ConflictAnalysis() = default;
+
+int ConflictAnalysis::num_threads() const { return impl_->num_threads; }
+
+ThreadBits ConflictAnalysis::Executing(const Op& op) const {
+  const ThreadSet& set = impl_->threads.ExecutingThreads(op);
+  if (!set.known()) return impl_->universe;
+  ThreadBits bits;
+  for (int t = 0; t < set.num_threads() && t < 1024; ++t) {
+    bits[t] = set.bits()[t];
+  }
+  return bits;
+}
+
+bool ConflictAnalysis::MayOverlap(const Op& a, const MemoryEffect& ea,
+                                  const ThreadBits& threads_a, const Op& b,
+                                  const MemoryEffect& eb,
+                                  const ThreadBits& threads_b,
+                                  absl::Span<const CarriedLoop> carried) const {
+  return impl_->MayOverlap(a, ea, threads_a, b, eb, threads_b, carried);
+}
+
+const ConflictAnalysis::Counters& ConflictAnalysis::counters() const {
+  return impl_->counters;
+}
+
+bool NeedsOrdering(const MemoryEffect& a, const MemoryEffect& b) {
+  if (!a.writes() && !b.writes()) return false;
+  // Atomic accesses (mbarrier arrivals and waits, atomics) are ordered
+  // among themselves by the hardware.
+  return a.order == MemoryOrder::kWeak || b.order == MemoryOrder::kWeak;
+}
+
+// ---------------------------------------------------------------------------
+// The ordering dataflow.
+
+namespace {
+
+// What a release (arrive) hands over and an acquire (wait) takes.
+struct SyncKey {
+  enum Kind { kMbarrier, kNamedBarrier, kCluster };
+  Kind kind = kMbarrier;
+  const Value* buffer = nullptr;
+  std::vector<const Value*> indices;
+  int64_t id = 0;
+  bool operator<(const SyncKey& o) const {
+    return std::tie(kind, buffer, indices, id) <
+           std::tie(o.kind, o.buffer, o.indices, o.id);
+  }
+  bool operator==(const SyncKey& o) const {
+    return !(*this < o) && !(o < *this);
+  }
+};
+
+enum class Stage {
+  kComplete,     // done in its threads
+  kUncommitted,  // async, waiting for its group's commit
+  kCommitted,    // async, in a committed group not yet waited for
+  kMbarrier,     // async, completes on an mbarrier
+};
+
+struct EntryKey {
+  const Op* op = nullptr;
+  int effect = 0;
+  std::vector<CarriedLoop> carried;  // sorted
+  Stage stage = Stage::kComplete;
+  const Op* commit = nullptr;
+  int group_distance = 0;
+  bool operator<(const EntryKey& o) const {
+    return std::tie(op, effect, carried, stage, commit, group_distance) <
+           std::tie(o.op, o.effect, o.carried, o.stage, o.commit,
+                    o.group_distance);
+  }
+  bool operator==(const EntryKey& o) const {
+    return !(*this < o) && !(o < *this);
+  }
+};
+
+struct EntryState {
+  ThreadBits threads;   // ran the access
+  ThreadBits observed;  // know it complete (issuers, or mbarrier waiters)
+  ThreadBits ordered;   // later accesses by these threads are ordered
+  std::set<SyncKey> released;
+  bool operator==(const EntryState& o) const {
+    return threads == o.threads && observed == o.observed &&
+           ordered == o.ordered && released == o.released;
+  }
+};
+
+using State = std::map<EntryKey, EntryState>;
+
+void JoinInto(State& into, const EntryKey& key, const EntryState& entry) {
+  auto [it, inserted] = into.emplace(key, entry);
+  if (inserted) return;
+  EntryState& existing = it->second;
+  existing.threads |= entry.threads;
+  existing.observed &= entry.observed;
+  existing.ordered &= entry.ordered;
+  std::set<SyncKey> common;
+  std::set_intersection(existing.released.begin(), existing.released.end(),
+                        entry.released.begin(), entry.released.end(),
+                        std::inserter(common, common.begin()));
+  existing.released = std::move(common);
+}
+
+State Join(const State& a, const State& b) {
+  State out = a;
+  for (const auto& [key, entry] : b) JoinInto(out, key, entry);
+  return out;
+}
+
+bool Subset(const ThreadBits& a, const ThreadBits& b) {
+  return (a & ~b).none();
+}
+
+const Op* InnermostLoop(const Op* op) {
+  std::vector<const Op*> loops = EnclosingLoops(op);
+  return loops.empty() ? nullptr : loops.front();
+}
+
+class OrderingAnalysis {
+ public:
+  OrderingAnalysis(const Kernel& kernel, const SyncAnalysisOptions& options)
+      : kernel_(kernel),
+        options_(options),
+        threads_(kernel),
+        conflicts_(kernel, threads_) {
+    Walk(kernel.body(), [&](const Op& op) {
+      if (FactsOf(op.kind()).sync == SyncKind::kGroupCommit &&
+          FactsOf(op.kind()).group) {
+        committed_kinds_.insert(*FactsOf(op.kind()).group);
+      }
+    });
+    for (int t = 0; t < conflicts_.num_threads(); ++t) all_.set(t);
+  }
+
+  std::vector<UnorderedPair> Run() {
+    State state;
+    VisitRegion(kernel_.body(), state);
+    return std::vector<UnorderedPair>(pairs_.begin(), pairs_.end());
+  }
+
+ private:
+  int ElectedWarp(const Op& op) const {
+    if (!threads_.IsSingleThread(op)) return -1;
+    const ThreadSet& set = threads_.ExecutingThreads(op);
+    if (!set.known() || set.Count() <= 1) return -1;
+    std::vector<int> warps = set.Warps();
+    return warps.size() == 1 && set.Count() == 32 ? warps[0] : -1;
+  }
+
+  const std::vector<MemoryEffect>& EffectsOf(const Op& op) {
+    auto it = effects_.find(&op);
+    if (it != effects_.end()) return it->second;
+    return effects_.emplace(&op, MemoryEffectsOf(op)).first->second;
+  }
+
+  void VisitRegion(const Region& region, State& state) {
+    for (int i = 0; i < region.size(); ++i) VisitOp(region.op(i), state);
+  }
+
+  void VisitOp(const Op& op, State& state) {
+    if (options_.ignored.count(&op)) return;
+    switch (op.kind()) {
+      case OpKind::kFor:
+        VisitLoop(op, state);
+        return;
+      case OpKind::kIf: {
+        State then_state = state;
+        State else_state = state;
+        if (op.num_regions() > 0) VisitRegion(op.region(0), then_state);
+        if (op.num_regions() > 1) VisitRegion(op.region(1), else_state);
+        state = JoinPaths(then_state, else_state, [&](const EntryState& e) {
+          return Takes(op, e.threads);
+        });
+        return;
+      }
+      case OpKind::kRole: {
+        State inside = state;
+        if (op.num_regions() > 0) VisitRegion(op.region(0), inside);
+        const ThreadBits members = RoleMembers(op);
+        state = JoinPaths(inside, state, [&](const EntryState& e) {
+          return e.threads.any() && Subset(e.threads, members) ? 1 : 0;
+        });
+        return;
+      }
+      default:
+        break;
+    }
+    if (op.num_regions() > 0) {
+      // splitk: the body, then the epilogue.
+      for (int r = 0; r < op.num_regions(); ++r) {
+        VisitRegion(op.region(r), state);
+      }
+      return;
+    }
+    VisitLeaf(op, state);
+  }
+
+  ThreadBits RoleMembers(const Op& role) const {
+    ThreadBits bits;
+    const int64_t begin = role.GetInt("warp_begin");
+    const int64_t end = role.GetInt("warp_end");
+    for (int t = 0; t < conflicts_.num_threads(); ++t) {
+      bits[t] = t / 32 >= begin && t / 32 < end;
+    }
+    return bits;
+  }
+
+  // Which side of `if_op` the threads in `threads` (those that ran one
+  // access) take: 1 when all take the then side, 0 when all take the else
+  // side, -1 when unknown or mixed. Exact conditions are evaluated; an
+  // elect.sync condition is taken by the elected lane of each full warp,
+  // the same lane every time, so a single-thread access issued under an
+  // election in that warp takes it.
+  int Takes(const Op& if_op, const ThreadBits& threads) {
+    if (if_op.num_operands() == 0 || threads.none()) return -1;
+    const Value* condition = if_op.operand_value(0);
+    const ThreadBits reaching = conflicts_.Executing(if_op);
+    if (!Subset(threads, reaching)) return -1;
+    if (const std::vector<int64_t>* values =
+            threads_.PerThreadValues(condition)) {
+      bool any_true = false, any_false = false;
+      for (int t = 0; t < conflicts_.num_threads(); ++t) {
+        if (!threads[t]) continue;
+        ((*values)[t] != 0 ? any_true : any_false) = true;
+      }
+      if (any_true != any_false) return any_true ? 1 : 0;
+      return -1;
+    }
+    if (condition->kind() == Value::Kind::kResult &&
+        condition->defining_op()->kind() == OpKind::kElectSync &&
+        elected_.count(threads.to_string())) {
+      // The election runs in full warps (V33); `threads` is one warp whose
+      // elected lane issued the access.
+      const int warp = elected_.at(threads.to_string());
+      for (int t = warp * 32;
+           t < warp * 32 + 32 && t < conflicts_.num_threads(); ++t) {
+        if (!reaching[t]) return -1;
+      }
+      return 1;
+    }
+    return -1;
+  }
+
+  // Joins the states after the two sides of a branch. `side_of(entry)` says
+  // which side every thread of an access takes (1: first, 0: second, -1:
+  // unknown); for such an access, the other side's copy only speaks for
+  // other threads, so its stage and completion come from the taken side and
+  // only what other threads know (ordered, released) is intersected.
+  template <typename SideOf>
+  State JoinPaths(const State& first, const State& second, SideOf&& side_of) {
+    State a = first, b = second;
+    auto fold = [&](State& skipped, State& taken, int taken_side) {
+      for (auto it = skipped.begin(); it != skipped.end();) {
+        if (side_of(it->second) != taken_side) {
+          ++it;
+          continue;
+        }
+        bool merged = false;
+        for (auto& [key, entry] : taken) {
+          if (key.op != it->first.op || key.effect != it->first.effect ||
+              key.carried != it->first.carried) {
+            continue;
+          }
+          entry.ordered &= it->second.ordered;
+          std::set<SyncKey> common;
+          std::set_intersection(entry.released.begin(), entry.released.end(),
+                                it->second.released.begin(),
+                                it->second.released.end(),
+                                std::inserter(common, common.begin()));
+          entry.released = std::move(common);
+          merged = true;
+        }
+        it = merged ? skipped.erase(it) : std::next(it);
+      }
+    };
+    fold(b, a, 1);
+    fold(a, b, 0);
+    return Join(a, b);
+  }
+
+  void VisitLoop(const Op& loop, State& state) {
+    if (loop.num_regions() == 0) return;
+    const State before = state;
+    State body_in = before;
+    State body_out;
+    for (int round = 0; round < 64; ++round) {
+      body_out = body_in;
+      VisitRegion(loop.region(0), body_out);
+      State next = Join(before, Carry(body_out, loop));
+      if (next == body_in) break;
+      body_in = std::move(next);
+    }
+    state = Join(before, body_out);
+  }
+
+  // The state at the top of the next iteration of `loop`.
+  State Carry(const State& state, const Op& loop) {
+    State out;
+    for (const auto& [key, entry] : state) {
+      EntryKey next = key;
+      EntryState moved = entry;
+      if (IsInside(key.op, &loop)) {
+        auto it =
+            std::find_if(next.carried.begin(), next.carried.end(),
+                         [&](const CarriedLoop& c) { return c.loop == &loop; });
+        if (it == next.carried.end()) {
+          next.carried.push_back(CarriedLoop{&loop, 1});
+          std::sort(next.carried.begin(), next.carried.end());
+        } else {
+          it->distance = std::min(it->distance + 1, CarriedLoop::kMaxDistance);
+        }
+      }
+      if (key.stage == Stage::kCommitted &&
+          InnermostLoop(key.commit) == &loop) {
+        next.group_distance =
+            std::min(next.group_distance + 1, CarriedLoop::kMaxDistance);
+      }
+      // A release to an mbarrier chosen by this iteration's values says
+      // nothing about the one the next iteration names.
+      for (auto it = moved.released.begin(); it != moved.released.end();) {
+        bool stale = false;
+        for (const Value* index : it->indices) {
+          stale = stale || DefinedInside(index, &loop);
+        }
+        it = stale ? moved.released.erase(it) : std::next(it);
+      }
+      JoinInto(out, next, moved);
+    }
+    return out;
+  }
+
+  // The mbarrier element an async access of `op` completes on.
+  std::optional<SyncKey> CompletionBarrier(const Op& op) {
+    for (const MemoryEffect& effect : EffectsOf(op)) {
+      if (effect.buffer != nullptr && effect.buffer->type().is_buffer() &&
+          effect.buffer->type().dtype() == DType::kMbarrier &&
+          !effect.whole_buffer) {
+        SyncKey key;
+        key.kind = SyncKey::kMbarrier;
+        key.buffer = effect.buffer;
+        key.indices.assign(effect.origin.begin(), effect.origin.end());
+        return key;
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<SyncKey> BarrierElement(const Op& op) {
+    if (op.num_operands() == 0 || !op.operand(0).indexed) return std::nullopt;
+    SyncKey key;
+    key.kind = SyncKey::kMbarrier;
+    key.buffer = op.operand_value(0);
+    key.indices.assign(op.operand(0).indices.begin(),
+                       op.operand(0).indices.end());
+    return key;
+  }
+
+  // Whether what `entry` did is complete in threads that all take part in
+  // a release by `participants`.
+  static bool Releasable(const EntryKey& key, const EntryState& entry,
+                         const ThreadBits& participants) {
+    switch (key.stage) {
+      case Stage::kComplete:
+        return Subset(entry.threads, participants) &&
+               Subset(entry.threads, entry.observed);
+      case Stage::kMbarrier:
+        return (entry.observed & participants).any();
+      default:
+        return false;
+    }
+  }
+
+  void Release(State& state, const ThreadBits& participants,
+               const SyncKey& to) {
+    for (auto& [key, entry] : state) {
+      if (Releasable(key, entry, participants)) entry.released.insert(to);
+    }
+  }
+
+  void Acquire(State& state, const ThreadBits& waiters, const SyncKey& from) {
+    for (auto& [key, entry] : state) {
+      bool acquired = entry.released.count(from) > 0;
+      if (key.stage == Stage::kMbarrier && from.kind == SyncKey::kMbarrier) {
+        std::optional<SyncKey> completion = CompletionBarrier(*key.op);
+        acquired = acquired || (completion && *completion == from);
+      }
+      if (!acquired) continue;
+      entry.ordered |= waiters;
+      if (key.stage == Stage::kMbarrier) entry.observed |= waiters;
+    }
+  }
+
+  void Barrier(State& state, const ThreadBits& participants) {
+    for (auto& [key, entry] : state) {
+      if (Releasable(key, entry, participants)) entry.ordered |= participants;
+    }
+  }
+
+  // Moves entries to new keys (commits and waits change the stage).
+  template <typename Fn>
+  void Rekey(State& state, Fn&& fn) {
+    State out;
+    for (const auto& [key, entry] : state) {
+      EntryKey next = key;
+      EntryState moved = entry;
+      fn(next, moved);
+      JoinInto(out, next, moved);
+    }
+    state = std::move(out);
+  }
+
+  void ApplySync(const Op& op, State& state) {
+    const OpFacts& facts = FactsOf(op.kind());
+    const ThreadBits executing = conflicts_.Executing(op);
+    switch (facts.sync) {
+      case SyncKind::kBlockBarrier:
+        Barrier(state, all_);
+        break;
+      case SyncKind::kNamedBarrier: {
+        SyncKey key{SyncKey::kNamedBarrier, nullptr, {}, op.GetInt("id")};
+        Acquire(state, executing, key);
+        Barrier(state, executing);
+        break;
+      }
+      case SyncKind::kNamedBarrierArrive:
+        Release(state, executing,
+                SyncKey{SyncKey::kNamedBarrier, nullptr, {}, op.GetInt("id")});
+        break;
+      case SyncKind::kClusterArrive:
+        if (!op.GetFlag("relaxed")) {
+          Release(state, executing, SyncKey{SyncKey::kCluster, nullptr, {}, 0});
+        }
+        break;
+      case SyncKind::kClusterWait:
+        Acquire(state, executing, SyncKey{SyncKey::kCluster, nullptr, {}, 0});
+        break;
+      case SyncKind::kMbarrierArrive:
+        if (std::optional<SyncKey> key = BarrierElement(op)) {
+          Release(state, executing, *key);
+        }
+        break;
+      case SyncKind::kMbarrierWait:
+        if (std::optional<SyncKey> key = BarrierElement(op)) {
+          Acquire(state, executing, *key);
+        }
+        break;
+      case SyncKind::kGroupCommit:
+        Rekey(state, [&](EntryKey& key, EntryState& entry) {
+          if (key.stage != Stage::kUncommitted ||
+              FactsOf(key.op->kind()).group != facts.group ||
+              !Subset(entry.threads, executing)) {
+            return;
+          }
+          key.stage = Stage::kCommitted;
+          key.commit = &op;
+          key.group_distance = 0;
+        });
+        break;
+      case SyncKind::kGroupWait: {
+        const bool reads_only =
+            op.FindAttr("read") != nullptr && op.GetFlag("read");
+        for (const Operand& token : op.operands()) {
+          const Value* value = token.value;
+          if (value == nullptr || value->kind() != Value::Kind::kResult) {
+            continue;
+          }
+          const Op* commit = value->defining_op();
+          Rekey(state, [&](EntryKey& key, EntryState& entry) {
+            if (key.stage != Stage::kCommitted || key.commit != commit ||
+                key.group_distance < token.distance ||
+                !Subset(entry.threads, executing)) {
+              return;
+            }
+            if (reads_only && EffectsOf(*key.op)[key.effect].writes()) return;
+            key.stage = Stage::kComplete;
+            key.commit = nullptr;
+            key.group_distance = 0;
+            entry.observed |= entry.threads;
+          });
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  void VisitLeaf(const Op& op, State& state) {
+    const std::vector<MemoryEffect>& effects = EffectsOf(op);
+    const ThreadBits executing = conflicts_.Executing(op);
+    const Op* role = threads_.EnclosingRole(op);
+    for (int i = 0; i < static_cast<int>(effects.size()); ++i) {
+      const MemoryEffect& effect = effects[i];
+      if (effect.space != MemorySpace::kShared) continue;
+      for (const auto& [key, entry] : state) {
+        const MemoryEffect& earlier = EffectsOf(*key.op)[key.effect];
+        if (earlier.space != MemorySpace::kShared) continue;
+        if (!NeedsOrdering(earlier, effect)) continue;
+        if (key.op == &op && key.carried.empty()) continue;
+        const Op* earlier_role = threads_.EnclosingRole(*key.op);
+        if (role != nullptr && earlier_role != nullptr &&
+            role != earlier_role) {
+          continue;  // concurrent roles: the program's mbarriers order them
+        }
+        const ThreadBits later = executing & ~entry.ordered;
+        if (later.none()) continue;
+        if (Overlaps(*key.op, key.effect, entry.threads, op, i, later,
+                     key.carried)) {
+          const Op* outermost = nullptr;
+          for (const CarriedLoop& loop : key.carried) {
+            if (outermost == nullptr || IsInside(outermost, loop.loop)) {
+              outermost = loop.loop;
+            }
+          }
+          pairs_.insert(UnorderedPair{key.op, key.effect, &op, i,
+                                      !key.carried.empty(), outermost});
+        }
+      }
+    }
+    ApplySync(op, state);
+    for (int i = 0; i < static_cast<int>(effects.size()); ++i) {
+      const MemoryEffect& effect = effects[i];
+      if (effect.space != MemorySpace::kShared) continue;
+      EntryKey key{&op, i, {}, Stage::kComplete, nullptr, 0};
+      EntryState entry;
+      entry.threads = executing;
+      if (const int warp = ElectedWarp(op); warp >= 0) {
+        elected_.emplace(executing.to_string(), warp);
+      }
+      switch (effect.completion) {
+        case Completion::kImmediate:
+          entry.observed = executing;
+          break;
+        case Completion::kMbarrier:
+          key.stage = Stage::kMbarrier;
+          break;
+        default: {
+          const std::optional<TokenKind> group = FactsOf(op.kind()).group;
+          if (options_.complete_uncommitted_async && group &&
+              !committed_kinds_.count(*group)) {
+            entry.observed = executing;
+          } else {
+            key.stage = Stage::kUncommitted;
+          }
+          break;
+        }
+      }
+      JoinInto(state, key, entry);
+    }
+  }
+
+  bool Overlaps(const Op& a, int ea, const ThreadBits& ta, const Op& b, int eb,
+                const ThreadBits& tb, const std::vector<CarriedLoop>& carried) {
+    ConflictCache::Key cache_key;
+    if (options_.cache != nullptr) {
+      cache_key = ConflictCache::Key(&a, ea, &b, eb, carried,
+                                     ta.to_string() + tb.to_string());
+      auto it = options_.cache->entries().find(cache_key);
+      if (it != options_.cache->entries().end()) return it->second;
+    }
+    const bool overlap = conflicts_.MayOverlap(a, EffectsOf(a)[ea], ta, b,
+                                               EffectsOf(b)[eb], tb, carried);
+    if (options_.cache != nullptr) {
+      options_.cache->entries()[cache_key] = overlap;
+    }
+    return overlap;
+  }
+
+  const Kernel& kernel_;
+  const SyncAnalysisOptions& options_;
+  ThreadAnalysis threads_;
+  ConflictAnalysis conflicts_;
+  ThreadBits all_;
+  std::set<TokenKind> committed_kinds_;
+  std::map<const Op*, std::vector<MemoryEffect>> effects_;
+  std::set<UnorderedPair> pairs_;
+  // Thread sets of accesses issued by the elected lane of one warp.
+  std::map<std::string, int> elected_;
+};
+
+// Program-order positions, for sorting and for locating pairs.
+std::map<const Op*, int> ProgramOrder(const Kernel& kernel) {
+  std::map<const Op*, int> order;
+  Walk(kernel.body(), [&](const Op& op) {
+    order.emplace(&op, static_cast<int>(order.size()));
+  });
+  return order;
+}
+
+}  // namespace
+
+std::vector<UnorderedPair> FindUnorderedPairs(
+    const Kernel& kernel, const SyncAnalysisOptions& options) {
+  OrderingAnalysis analysis(kernel, options);
+  std::vector<UnorderedPair> pairs = analysis.Run();
+  std::map<const Op*, int> order = ProgramOrder(kernel);
+  std::sort(pairs.begin(), pairs.end(),
+            [&](const UnorderedPair& x, const UnorderedPair& y) {
+              return std::make_tuple(order[x.second], x.second_effect,
+                                     order[x.first], x.first_effect,
+                                     x.carried) <
+                     std::make_tuple(order[y.second], y.second_effect,
+                                     order[y.first], y.first_effect, y.carried);
+            });
+  return pairs;
+}
+
+std::string DescribeAccess(const Op& op, int effect) {
+  std::vector<MemoryEffect> effects = MemoryEffectsOf(op);
+  if (effect < 0 || effect >= static_cast<int>(effects.size())) {
+    return absl::StrCat(op.mnemonic());
+  }
+  const MemoryEffect& e = effects[effect];
+  std::string what = e.mode == AccessMode::kRead    ? "read"
+                     : e.mode == AccessMode::kWrite ? "write"
+                                                    : "read-write";
+  return absl::StrCat(what, " of %", e.buffer ? e.buffer->name() : "?", " by ",
+                      op.mnemonic());
+}
+
+absl::Status CheckSyncs(const Kernel& kernel) {
+  std::vector<absl::Status> errors;
+  std::vector<UnorderedPair> pairs = FindUnorderedPairs(kernel);
+  for (const UnorderedPair& pair : pairs) {
+    errors.push_back(
+        Error(pair.second->loc())
+            .Note(pair.first->loc(),
+                  absl::StrCat(DescribeAccess(*pair.first, pair.first_effect),
+                               pair.carried ? ", in an earlier iteration" : "",
+                               ", here"))
+        << "unordered shared-memory accesses: "
+        << DescribeAccess(*pair.second, pair.second_effect) << " may touch "
+        << "what another thread's "
+        << DescribeAccess(*pair.first, pair.first_effect) << " at "
+        << pair.first->loc().LineColumn()
+        << " touched, and no barrier, mbarrier wait or completion wait "
+           "orders them on every path");
+  }
+  // Every barrier insert-syncs added must be needed by some pair.
+  const std::set<UnorderedPair> base(pairs.begin(), pairs.end());
+  Walk(kernel.body(), [&](const Op& op) {
+    const SyncKind sync = FactsOf(op.kind()).sync;
+    if (sync != SyncKind::kBlockBarrier && sync != SyncKind::kNamedBarrier) {
+      return;
+    }
+    if (op.provenance().pass != "insert-syncs") return;
+    SyncAnalysisOptions options;
+    options.ignored.insert(&op);
+    bool needed = false;
+    for (const UnorderedPair& pair : FindUnorderedPairs(kernel, options)) {
+      if (!base.count(pair)) needed = true;
+    }
+    if (!needed) {
+      errors.push_back(Error(op.loc())
+                       << "barrier inserted by insert-syncs is not needed: "
+                          "every conflicting pair stays ordered without it");
+    }
+  });
+  return JoinStatuses(errors);
+}
+
+// ---------------------------------------------------------------------------
+// Named barrier ids.
+
+BarrierIdAllocator::BarrierIdAllocator(const Kernel& kernel) {
+  Walk(kernel.body(), [&](const Op& op) {
+    const SyncKind sync = FactsOf(op.kind()).sync;
+    if (sync != SyncKind::kNamedBarrier &&
+        sync != SyncKind::kNamedBarrierArrive) {
+      return;
+    }
+    const Attribute* id = op.FindAttr("id");
+    const Attribute* threads = op.FindAttr("threads");
+    if (id == nullptr) return;
+    const Op* role = nullptr;
+    for (const Op* parent = op.parent_op(); parent != nullptr;
+         parent = parent->parent_op()) {
+      if (parent->kind() == OpKind::kRole) role = parent;
+    }
+    Use& use = uses_[static_cast<int>(id->int_value)];
+    use.roles.insert(role);
+    if (threads != nullptr) use.counts.insert(threads->int_value);
+  });
+}
+
+std::optional<int> BarrierIdAllocator::Allocate(const Op* role, int threads) {
+  for (const auto& [id, use] : uses_) {
+    if (id >= 1 && id <= 15 && role != nullptr && use.roles.size() == 1 &&
+        *use.roles.begin() == role && use.counts.size() == 1 &&
+        *use.counts.begin() == threads) {
+      return id;
+    }
+  }
+  for (int id = 1; id <= 15; ++id) {
+    if (uses_.count(id)) continue;
+    Use& use = uses_[id];
+    use.roles.insert(role);
+    use.counts.insert(threads);
+    return id;
+  }
+  return std::nullopt;
+}
+
+}  // namespace kir

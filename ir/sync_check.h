@@ -1,0 +1,188 @@
+// Ordering of shared-memory accesses between threads, under the lowered
+// reading: which pairs of accesses conflict, and whether every conflicting
+// pair is ordered by a barrier, an mbarrier or a completion wait on every
+// path. Used by insert-syncs to place barriers and by `kir-opt --check-syncs`
+// (CheckSyncs below) to check any lowered kernel, written by hand or by
+// passes; meant to be shared with a later hazard checker.
+//
+// Conflicts. Two accesses of shared memory conflict when at least one
+// writes, they are not both atomic (mbarrier arrive/wait, atomics), and their
+// boxes (ir/effects.h) can overlap for two different threads of the block.
+// Each index is decomposed into an exact per-thread part (from the thread
+// analysis), uniform unknowns (SSA values uniform over the block or role) and
+// a constant; the pair is decided by enumerating the executing threads of
+// both sides. Different allocations never alias unless both have explicit
+// offsets whose byte ranges overlap. Per-dimension reasoning is used when
+// every index is provably inside its dimension; otherwise the boxes are
+// compared as linear hulls within the allocation. Uniform unknowns that do
+// not cancel, and per-thread unknowns, make the answer "conflict". For a pair
+// from different iterations of a loop, values defined inside the loop are
+// different, except the induction variable (advanced by k >= 1 steps) and
+// `rem` of it by a constant, which are followed exactly.
+//
+// Ordering. A forward dataflow over the structured program keeps the
+// accesses that may still race ("pending"). A pending access is ordered for
+// thread t once t passed a barrier that every thread of the access passed
+// after completing it: an immediate access completes when it executes; a
+// bulk / wgmma / cp.async access when a wait retires its group in its
+// issuing threads; a TMA or bulk load when a thread waits on its mbarrier
+// (that thread is ordered at once; others through a later barrier the waiter
+// also passes). Named-barrier arrive, mbarrier arrive and cluster arrive
+// release what their threads completed to the matching sync, wait or
+// cluster.wait. Joins keep what holds on every path; loops iterate to a fixed
+// point. Pairs whose two accesses sit in different roles are left to the
+// mbarriers the program uses between roles and are not reported.
+#ifndef KIR_IR_SYNC_CHECK_H_
+#define KIR_IR_SYNC_CHECK_H_
+
+#include <bitset>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "ir/effects.h"
+#include "ir/ir.h"
+#include "ir/thread_analysis.h"
+
+namespace kir {
+
+// Threads of one block by linear id (the hardware maximum is 1024).
+using ThreadBits = std::bitset<1024>;
+
+// One loop an access pair straddles: the earlier access ran `distance`
+// iterations before the later one (exactly, or at least kMaxDistance).
+struct CarriedLoop {
+  static constexpr int kMaxDistance = 4;
+  const Op* loop = nullptr;
+  int distance = 1;
+  bool operator<(const CarriedLoop& other) const {
+    return std::tie(loop, distance) < std::tie(other.loop, other.distance);
+  }
+  bool operator==(const CarriedLoop& other) const {
+    return loop == other.loop && distance == other.distance;
+  }
+};
+
+// Decides whether two shared-memory accesses can overlap from different
+// threads. Built per kernel; answers are cached by the caller if needed.
+class ConflictAnalysis {
+ public:
+  ConflictAnalysis(const Kernel& kernel, const ThreadAnalysis& threads);
+  ~ConflictAnalysis();
+  ConflictAnalysis(const ConflictAnalysis&) = delete;
+  ConflictAnalysis& operator=(const ConflictAnalysis&) = delete;
+
+  // Threads that may execute `op`; every thread when the shape is unknown.
+  ThreadBits Executing(const Op& op) const;
+  int num_threads() const;
+
+  // Whether some thread t1 in `threads_a` running `a` and a different thread
+  // t2 in `threads_b` running `b` touch overlapping memory through `ea` and
+  // `eb` (effects of `a` and `b`), with `a` from earlier iterations of the
+  // loops in `carried` (same iteration of every other loop). Ignores access
+  // modes: the caller decides whether the pair needs ordering.
+  bool MayOverlap(const Op& a, const MemoryEffect& ea,
+                  const ThreadBits& threads_a, const Op& b,
+                  const MemoryEffect& eb, const ThreadBits& threads_b,
+                  absl::Span<const CarriedLoop> carried) const;
+
+  // How answers were reached, for tests and reports.
+  struct Counters {
+    int different_buffers = 0;
+    int per_dimension = 0;
+    int linear = 0;
+    int unknown = 0;  // answered "overlap" without enumerating
+  };
+  const Counters& counters() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Whether a pair of effects needs ordering when it overlaps: at least one
+// writes and not both are atomic.
+bool NeedsOrdering(const MemoryEffect& a, const MemoryEffect& b);
+
+// One conflicting pair of shared-memory accesses left unordered.
+struct UnorderedPair {
+  const Op* first = nullptr;  // the earlier access
+  int first_effect = 0;       // index into MemoryEffectsOf(*first)
+  const Op* second = nullptr;
+  int second_effect = 0;
+  bool carried = false;  // `first` from an earlier iteration of a loop
+  // The outermost loop whose earlier iteration ran `first`, when carried.
+  const Op* carried_loop = nullptr;
+  bool operator<(const UnorderedPair& other) const {
+    return std::tie(first, first_effect, second, second_effect, carried,
+                    carried_loop) < std::tie(other.first, other.first_effect,
+                                             other.second, other.second_effect,
+                                             other.carried, other.carried_loop);
+  }
+};
+
+// Conflict answers keyed by the two accesses, reusable across analyses of a
+// kernel whose accesses and thread sets did not change (insert-syncs adds
+// barriers only).
+class ConflictCache {
+ public:
+  using Key = std::tuple<const Op*, int, const Op*, int,
+                         std::vector<CarriedLoop>, std::string>;
+  std::map<Key, bool>& entries() { return entries_; }
+
+ private:
+  std::map<Key, bool> entries_;
+};
+
+struct SyncAnalysisOptions {
+  // The unlowered reading for asynchronous accesses of a group kind that no
+  // commit in the kernel closes: complete when issued. insert-syncs sets it
+  // so that it can run before or without insert-async-waits; the checker
+  // does not (an async access is complete only once waited for).
+  bool complete_uncommitted_async = false;
+  // Ops treated as absent (to ask whether a barrier is needed).
+  std::set<const Op*> ignored;
+  ConflictCache* cache = nullptr;
+};
+
+// Every conflicting pair of shared-memory accesses that some path leaves
+// unordered, sorted by (second, first) in program order.
+std::vector<UnorderedPair> FindUnorderedPairs(
+    const Kernel& kernel, const SyncAnalysisOptions& options = {});
+
+// The post-condition of insert-syncs on a lowered kernel: every conflicting
+// pair is ordered on every path, and every barrier a pass marked as
+// inserted by `insert-syncs` is needed by at least one pair. Located errors
+// otherwise (one per pair, at the later access, with a note at the earlier).
+absl::Status CheckSyncs(const Kernel& kernel);
+
+// Describes an access for diagnostics: "write of %s[%i, %j]".
+std::string DescribeAccess(const Op& op, int effect);
+
+// Named barrier ids (1..15) of a kernel: which are taken, by which thread
+// count, inside which role. Allocates an id for a role's barrier, reusing
+// one only that role uses with the same count.
+class BarrierIdAllocator {
+ public:
+  explicit BarrierIdAllocator(const Kernel& kernel);
+  // An id for a barrier of `threads` threads inside `role` (null: outside
+  // roles); nullopt when all 15 are taken.
+  std::optional<int> Allocate(const Op* role, int threads);
+
+ private:
+  struct Use {
+    std::set<const Op*> roles;
+    std::set<int64_t> counts;
+  };
+  std::map<int, Use> uses_;
+};
+
+}  // namespace kir
+
+#endif  // KIR_IR_SYNC_CHECK_H_

@@ -1,0 +1,346 @@
+// Barrier insertion for shared-memory conflicts; see insert_syncs.h.
+//
+// The pass asks ir/sync_check.h for the conflicting pairs left unordered,
+// places one barrier for the first of them, and asks again, until none is
+// left; then it drops every inserted barrier without which nothing becomes
+// unordered, so the result is minimal. Conflict answers are cached across
+// rounds: barriers change neither accesses nor thread sets.
+#include "passes/insert_syncs.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/builder.h"
+#include "ir/diagnostics.h"
+#include "ir/effects.h"
+#include "ir/sync_check.h"
+#include "ir/thread_analysis.h"
+
+namespace kir {
+namespace {
+
+constexpr char kPassName[] = "insert-syncs";
+constexpr char kBlockBarriers[] = "block-barriers-inserted";
+constexpr char kNamedBarriers[] = "named-barriers-inserted";
+constexpr char kPairs[] = "conflicting-pairs-ordered";
+constexpr char kDropped[] = "barriers-dropped";
+
+// Where a barrier goes: before position `index` of `region`.
+struct Placement {
+  Region* region = nullptr;
+  int index = 0;
+  const Op* role = nullptr;  // the role around the region, if any
+};
+
+// The op in `region` that holds `op` (itself or an ancestor), or null.
+Op* AncestorIn(Op* op, const Region* region) {
+  for (Op* current = op; current != nullptr; current = current->parent_op()) {
+    if (current->parent_region() == region) return current;
+  }
+  return nullptr;
+}
+
+// Whether `region` lies inside `loop` (in its body or deeper).
+bool IsNestedIn(const Region* region, const Op* loop) {
+  for (const Op* op = region->parent_op(); op != nullptr;
+       op = op->parent_op()) {
+    if (op == loop) return true;
+  }
+  return false;
+}
+
+const Op* RoleAround(const Region* region) {
+  for (const Op* op = region->parent_op(); op != nullptr;
+       op = op->parent_op()) {
+    if (op->kind() == OpKind::kRole) return op;
+  }
+  return nullptr;
+}
+
+// Whether a barrier before position `index` of `region` would sit between
+// two of its roles.
+bool SplitsRoles(const Region& region, int index) {
+  bool before = false, after = false;
+  for (int i = 0; i < region.size(); ++i) {
+    if (region.op(i).kind() != OpKind::kRole) continue;
+    (i < index ? before : after) = true;
+  }
+  return before && after;
+}
+
+// Computation only: no memory, no synchronization, no regions.
+bool IsPlainComputation(const Op& op) {
+  return !FactsOf(op.kind()).has_side_effects && op.num_regions() == 0 &&
+         MemoryEffectsOf(op).empty();
+}
+
+// The innermost region holding both accesses. When the earlier access's op
+// there precedes the later one's, the barrier goes right before the later
+// one (moved up over plain computation, never above the earlier one);
+// otherwise the dependence is carried around a loop and the barrier goes at
+// the end of the region (`at_end`), or, as a fallback, before the later op.
+std::optional<Placement> Place(const UnorderedPair& pair, bool fallback) {
+  Op* first = const_cast<Op*>(pair.first);
+  Op* second = const_cast<Op*>(pair.second);
+  for (Op* op = second; op != nullptr; op = op->parent_op()) {
+    Region* region = op->parent_region();
+    // A dependence carried around a loop is ordered in that loop's body, not
+    // in a region nested in it that the loop runs many times per iteration.
+    if (pair.carried_loop != nullptr && !fallback &&
+        region->parent_op() != pair.carried_loop &&
+        IsNestedIn(region, pair.carried_loop)) {
+      continue;
+    }
+    Op* first_ancestor = AncestorIn(first, region);
+    if (first_ancestor == nullptr) continue;
+    const int first_index = region->IndexOf(first_ancestor);
+    const int second_index = region->IndexOf(op);
+    Placement placement;
+    placement.region = region;
+    placement.role = RoleAround(region);
+    if (first_index < second_index ||
+        (fallback && first_index != second_index)) {
+      int index = second_index;
+      while (index - 1 > first_index &&
+             IsPlainComputation(region->op(index - 1))) {
+        --index;
+      }
+      // Roles of one region run concurrently; a barrier between two of them
+      // would make the later wait for the earlier to finish (a deadlock when
+      // they talk through mbarriers). Go right after the earlier access.
+      if (SplitsRoles(*region, index)) index = first_index + 1;
+      placement.index = index;
+    } else if (fallback) {
+      return std::nullopt;
+    } else {
+      placement.index = region->size();
+      if (placement.index > 0 &&
+          region->op(placement.index - 1).kind() == OpKind::kReturn) {
+        --placement.index;
+      }
+      if (SplitsRoles(*region, placement.index)) return std::nullopt;
+    }
+    return placement;
+  }
+  return std::nullopt;
+}
+
+std::string Where(const Op& op) { return op.loc().LineColumn(); }
+
+absl::Status PairError(const Location& at, const UnorderedPair& pair,
+                       const std::string& why) {
+  return Error(at)
+             .Note(pair.first->loc(),
+                   absl::StrCat("the earlier access: ",
+                                DescribeAccess(*pair.first, pair.first_effect),
+                                pair.carried ? " (an earlier iteration)" : ""))
+             .Note(
+                 pair.second->loc(),
+                 absl::StrCat("the later access: ",
+                              DescribeAccess(*pair.second, pair.second_effect)))
+         << kPassName << ": "
+         << DescribeAccess(*pair.second, pair.second_effect) << " at "
+         << Where(*pair.second) << " must be ordered after "
+         << DescribeAccess(*pair.first, pair.first_effect) << " at "
+         << Where(*pair.first) << " in other threads, but " << why;
+}
+
+std::vector<Op*> InProgramOrder(Kernel& kernel, const std::set<Op*>& ops) {
+  std::vector<Op*> ordered;
+  Walk(kernel.body(), [&](Op& op) {
+    if (ops.count(&op)) ordered.push_back(&op);
+  });
+  return ordered;
+}
+
+void Remove(Op* op) {
+  Region* region = op->parent_region();
+  region->Take(region->IndexOf(op));
+}
+
+class SyncInserter {
+ public:
+  SyncInserter(Kernel& kernel, PassStatistics& stats)
+      : kernel_(kernel), stats_(stats), ids_(kernel) {
+    options_.complete_uncommitted_async = true;
+    options_.cache = &cache_;
+  }
+
+  absl::Status Run(int64_t drop) {
+    std::map<UnorderedPair, int> attempts;
+    bool first_round = true;
+    while (true) {
+      std::vector<UnorderedPair> pairs = FindUnorderedPairs(kernel_, options_);
+      if (first_round) {
+        stats_.Add(kPairs, static_cast<int64_t>(pairs.size()));
+        first_round = false;
+      }
+      if (pairs.empty()) break;
+      // Pairs within one iteration first: their barriers often order the
+      // carried ones too.
+      auto same_iteration =
+          std::find_if(pairs.begin(), pairs.end(),
+                       [](const UnorderedPair& p) { return !p.carried; });
+      const UnorderedPair pair =
+          same_iteration != pairs.end() ? *same_iteration : pairs.front();
+      int& attempt = attempts[pair];
+      std::optional<Placement> placement;
+      while (attempt < 2 && !placement) {
+        placement = Place(pair, /*fallback=*/attempt == 1);
+        ++attempt;
+      }
+      if (!placement) {
+        return PairError(pair.second->loc(), pair,
+                         "no barrier can order them: the earlier access is "
+                         "not complete in its threads at any place a barrier "
+                         "could go (an asynchronous access needs a "
+                         "completion wait first)");
+      }
+      absl::Status status = Insert(*placement, pair);
+      if (!status.ok()) return status;
+    }
+    Minimize();
+    RecordProvenance();
+    std::vector<Op*> remaining = InProgramOrder(kernel_, inserted_);
+    for (Op* op : remaining) {
+      stats_.Add(op->kind() == OpKind::kBarrierBlock ? kBlockBarriers
+                                                     : kNamedBarriers);
+    }
+    if (drop > 0) {
+      if (drop > static_cast<int64_t>(remaining.size())) {
+        return Error(kernel_.loc())
+               << kPassName << ": drop-sync=" << drop << " but only "
+               << remaining.size() << " barrier(s) were inserted";
+      }
+      Remove(remaining[drop - 1]);
+      stats_.Add(kDropped);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Insert(const Placement& placement, const UnorderedPair& pair) {
+    OpBuilder builder(*placement.region, placement.index);
+    builder.set_loc(pair.second->loc());
+    builder.set_provenance(Provenance{kPassName, {}});
+    Op* barrier = nullptr;
+    if (placement.role != nullptr) {
+      const int threads =
+          static_cast<int>((placement.role->GetInt("warp_end") -
+                            placement.role->GetInt("warp_begin")) *
+                           32);
+      std::optional<int> id = ids_.Allocate(placement.role, threads);
+      if (!id) {
+        return PairError(placement.role->loc(), pair,
+                         "all named barrier ids 1..15 are taken");
+      }
+      barrier = builder.Create(
+          OpKind::kBarrierNamed, {},
+          {{"id", Attribute::Int(*id)}, {"threads", Attribute::Int(threads)}});
+    } else {
+      barrier = builder.Create(OpKind::kBarrierBlock, {});
+    }
+    // Every participant must reach it: guards uniform over the block (or
+    // the role), and no divergent return before it.
+    ThreadAnalysis threads(kernel_);
+    const Op* culprit = nullptr;
+    const Scope scope =
+        placement.role != nullptr ? Scope::kRole : Scope::kBlock;
+    if (!threads.GuardsUniformOver(*barrier, scope, &culprit)) {
+      const Location at =
+          culprit != nullptr ? culprit->loc() : pair.second->loc();
+      std::string over =
+          placement.role != nullptr
+              ? absl::StrCat("role @", placement.role->GetString("name"))
+              : std::string("the block");
+      bool around = false;
+      for (const Op* parent = barrier->parent_op(); parent != nullptr;
+           parent = parent->parent_op()) {
+        around = around || parent == culprit;
+      }
+      Remove(barrier);
+      std::string why;
+      if (culprit == nullptr || around) {
+        why = absl::StrCat("the barrier would sit under ",
+                           culprit == nullptr
+                               ? std::string("control flow")
+                               : absl::StrCat("this ", culprit->mnemonic()),
+                           ", which is not uniform over ", over,
+                           ", so some participants could not reach it");
+      } else {
+        why =
+            absl::StrCat("threads that return under this ", culprit->mnemonic(),
+                         " could not reach a barrier over ", over);
+      }
+      return PairError(at, pair, why);
+    }
+    inserted_.insert(barrier);
+    return absl::OkStatus();
+  }
+
+  // Drops each inserted barrier (in program order) that nothing needs.
+  void Minimize() {
+    for (Op* barrier : InProgramOrder(kernel_, inserted_)) {
+      SyncAnalysisOptions options = options_;
+      options.ignored.insert(barrier);
+      if (FindUnorderedPairs(kernel_, options).empty()) {
+        inserted_.erase(barrier);
+        Remove(barrier);
+      }
+    }
+  }
+
+  // Records on each barrier the accesses it alone orders.
+  void RecordProvenance() {
+    for (Op* barrier : InProgramOrder(kernel_, inserted_)) {
+      SyncAnalysisOptions options = options_;
+      options.ignored.insert(barrier);
+      std::vector<const Op*> because;
+      for (const UnorderedPair& pair : FindUnorderedPairs(kernel_, options)) {
+        because.push_back(pair.first);
+        because.push_back(pair.second);
+      }
+      std::sort(because.begin(), because.end(), [](const Op* a, const Op* b) {
+        return std::make_pair(a->loc().line, a->loc().column) <
+               std::make_pair(b->loc().line, b->loc().column);
+      });
+      because.erase(std::unique(because.begin(), because.end()), because.end());
+      Provenance provenance{kPassName, {}};
+      for (const Op* op : because) {
+        if (op->loc().known()) provenance.because.push_back(op->loc());
+      }
+      barrier->set_provenance(std::move(provenance));
+    }
+  }
+
+  Kernel& kernel_;
+  PassStatistics& stats_;
+  BarrierIdAllocator ids_;
+  ConflictCache cache_;
+  SyncAnalysisOptions options_;
+  std::set<Op*> inserted_;
+};
+
+}  // namespace
+
+absl::Status InsertSyncs(Kernel& kernel, const PassOptions& options,
+                         PassContext& context) {
+  for (const char* counter :
+       {kBlockBarriers, kNamedBarriers, kPairs, kDropped}) {
+    context.stats.Add(counter, 0);
+  }
+  absl::StatusOr<int64_t> drop = options.GetInt("drop-sync", 0);
+  if (!drop.ok()) return drop.status();
+  if (*drop < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pass '", kPassName,
+                     "': option 'drop-sync' must be >= 0, got ", *drop));
+  }
+  return SyncInserter(kernel, context.stats).Run(*drop);
+}
+
+}  // namespace kir
