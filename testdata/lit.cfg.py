@@ -2,11 +2,14 @@
 # that CMake writes into <build>/testdata, which sets the paths used here.
 import os
 import shutil
+import subprocess
 import sys
 
 
 config.name = "kir"
 config.suffixes = [".kir"]
+# Fixtures read by other tests, not tests themselves.
+config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kir_obj_root, "testdata")
 
@@ -28,6 +31,7 @@ def tool_pattern(name):
 
 
 kir_opt = os.path.join(config.kir_tools_dir, "kir-opt", "kir-opt")
+kir_run = os.path.join(config.kir_tools_dir, "kir-run", "kir-run")
 filecheck = os.path.join(config.llvm_tools_dir, "FileCheck")
 if not os.path.exists(filecheck):
     filecheck = shutil.which("FileCheck-19") or "FileCheck"
@@ -38,12 +42,26 @@ if not os.path.exists(not_tool):
                           os.path.join(config.test_source_root, "not.py"))
 
 config.substitutions.append((tool_pattern("kir-opt"), kir_opt))
+config.substitutions.append((tool_pattern("kir-run"), kir_run))
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append((tool_pattern("FileCheck"), filecheck))
 config.substitutions.append((tool_pattern("not"), not_tool))
 
 # --- Features ---------------------------------------------------------------
-# `cuda` (a GPU and nvcc are present) is added here by the GPU runner; tests
-# that need one use `REQUIRES: cuda` or `%if cuda %{ ... %}`.
+# `cuda`: kir-run found a usable GPU (`kir-run --probe` exits 0; 77 means
+# none). Tests that need one use `REQUIRES: cuda` or `%if cuda %{ ... %}`.
+if os.path.exists(kir_run):
+    try:
+        probe = subprocess.run([kir_run, "--probe"], capture_output=True,
+                               text=True, timeout=120)
+        probe_text = (probe.stdout + probe.stderr).strip()
+        if probe.returncode == 0:
+            config.available_features.add("cuda")
+    except (OSError, subprocess.TimeoutExpired) as error:
+        probe_text = "kir-run --probe failed: %s" % error
+    lit_config.note("kir-run --probe: " + (probe_text or "(no output)"))
+else:
+    lit_config.note("kir-run not built (%s): no `cuda` feature" % kir_run)
 
 lit_config.note("kir-opt: " + kir_opt)
 lit_config.note("features: " + (", ".join(sorted(config.available_features))
