@@ -2,11 +2,14 @@
 # that CMake writes into <build>/testdata, which sets the paths used here.
 import os
 import shutil
+import subprocess
 import sys
 
 
 config.name = "kir"
 config.suffixes = [".kir"]
+# Fixtures read by other tests, not tests themselves.
+config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kir_obj_root, "testdata")
 
@@ -28,6 +31,7 @@ def tool_pattern(name):
 
 
 kir_opt = os.path.join(config.kir_tools_dir, "kir-opt", "kir-opt")
+kir_run = os.path.join(config.kir_tools_dir, "kir-run", "kir-run")
 filecheck = os.path.join(config.llvm_tools_dir, "FileCheck")
 if not os.path.exists(filecheck):
     filecheck = shutil.which("FileCheck-19") or "FileCheck"
@@ -37,7 +41,6 @@ if not os.path.exists(not_tool):
     not_tool = "%s %s" % (sys.executable,
                           os.path.join(config.test_source_root, "not.py"))
 
-kir_run = os.path.join(config.kir_tools_dir, "kir-run", "kir-run")
 # `expect-exit N command...`: succeeds when the command exits with code N
 # (lit's shell only distinguishes zero from non-zero).
 expect_exit = "%s %s" % (sys.executable,
@@ -48,6 +51,7 @@ config.substitutions.append((tool_pattern("kir-run"), kir_run))
 config.substitutions.append((tool_pattern("expect-exit"), expect_exit))
 config.substitutions.append((tool_pattern("sass-divergence"), "%s %s" % (
     sys.executable, os.path.join(config.test_source_root, "sass_divergence.py"))))
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append((tool_pattern("FileCheck"), filecheck))
 config.substitutions.append((tool_pattern("not"), not_tool))
 
@@ -56,14 +60,17 @@ config.substitutions.append((tool_pattern("not"), not_tool))
 # finds a usable sm_90 GPU). Tests that need one say `REQUIRES: cuda`; a test
 # without a REQUIRES line that comes out UNSUPPORTED fails (kir_lit_format).
 # `cuobjdump` and `compute-sanitizer`: those CUDA tools are installed.
-import subprocess  # noqa: E402
 
 if os.path.exists(kir_run):
-    probe = subprocess.run([kir_run, "--probe"], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
-    if probe.returncode == 0:
-        config.available_features.add("cuda")
-    lit_config.note("kir-run --probe: " + probe.stdout.strip())
+    try:
+        probe = subprocess.run([kir_run, "--probe"], capture_output=True,
+                               text=True, timeout=120)
+        probe_text = (probe.stdout + probe.stderr).strip()
+        if probe.returncode == 0:
+            config.available_features.add("cuda")
+    except (OSError, subprocess.TimeoutExpired) as error:
+        probe_text = "kir-run --probe failed: %s" % error
+    lit_config.note("kir-run --probe: " + (probe_text or "(no output)"))
 else:
     lit_config.note("kir-run was not built (no CUDA toolkit)")
 
