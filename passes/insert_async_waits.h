@@ -46,9 +46,9 @@
 
 namespace kir {
 
-absl::Status InsertAsyncWaits(Kernel &kernel, const PassOptions &options,
-                              PassContext &context);
+absl::Status InsertAsyncWaits(Kernel& kernel, const PassOptions& options,
+                              PassContext& context);
 
-} // namespace kir
+}  // namespace kir
 
-#endif // KIR_PASSES_INSERT_ASYNC_WAITS_H_
+#endif  // KIR_PASSES_INSERT_ASYNC_WAITS_H_
