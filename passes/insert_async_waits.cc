@@ -1108,6 +1108,22 @@ class AsyncWaitInserter {
     return index;
   }
 
+  // Whether the guards `missing` (outermost first) are nested as the last
+  // ops of each other's regions, the outermost right before `pos`.
+  static bool EndsRightBefore(const std::vector<Guard>& missing, Position pos) {
+    if (pos.index == 0 || &pos.region->op(pos.index - 1) != missing[0].op) {
+      return false;
+    }
+    for (size_t j = 0; j + 1 < missing.size(); ++j) {
+      const Region& region = missing[j].op->region(missing[j].region);
+      if (region.empty() ||
+          &region.op(region.size() - 1) != missing[j + 1].op) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   // Puts a wait for the instance `distance` iterations back (0 outside the
   // inner loop: the last) before `pos`, run by the committing threads.
   void Place(const CommitInfo& info, Position pos, int distance,
@@ -1149,6 +1165,12 @@ class AsyncWaitInserter {
       pos = Position{body, EndBeforeReturn(*body)};
       missing.erase(missing.begin(), missing.begin() + roles_end);
       distance = 0;
+    }
+    if (!missing.empty() && EndsRightBefore(missing, pos)) {
+      // Nothing runs between the end of the commit's region and `pos`.
+      OpBuilder builder = BuilderAt(SinkPosition(info), info, because);
+      CreateWait(info, builder, 0);
+      return;
     }
     bool recreatable = true;
     for (const Guard& guard : missing) {
