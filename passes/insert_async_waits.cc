@@ -1259,7 +1259,13 @@ class AsyncWaitInserter {
     // In the commit's iteration of its inner loop, and in later ones.
     const Op* loop = info.inner_loop();
     const Region& scope = loop != nullptr ? loop->region(0) : kernel_.body();
-    for (const Op* op : leaf_ops(scope)) {
+    // In the order the group sees them: the rest of its iteration, then
+    // the next iterations up to the commit.
+    std::vector<const Op*> candidates = leaf_ops(scope);
+    std::stable_partition(
+        candidates.begin(), candidates.end(),
+        [&](const Op* op) { return order.at(op) > commit_order; });
+    for (const Op* op : candidates) {
       const bool after = order.at(op) > commit_order;
       if (op == &commit || (loop == nullptr && !after)) continue;
       Hazard hazard;
