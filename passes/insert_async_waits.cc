@@ -1186,6 +1186,18 @@ class AsyncWaitInserter {
     OpBuilder builder = BuilderAt(pos, info, because);
     absl::flat_hash_map<const Value*, Value*> clones;
     for (const Guard& guard : missing) {
+      // An equivalent guard right before the point (left by an earlier run
+      // or by hand) is entered rather than repeated.
+      const int at = builder.index();
+      if (at > 0) {
+        Op& previous = builder.region().op(at - 1);
+        if (previous.kind() == OpKind::kIf &&
+            Equivalent(previous.operand_value(0), guard.op->operand_value(0))) {
+          Region& inner = previous.region(guard.region);
+          builder.SetInsertionPoint(inner, EndBeforeReturn(inner));
+          continue;
+        }
+      }
       Value* condition =
           Materialize(guard.op->operand_value(0), pos, builder, clones);
       Op* wrapper = builder.If(condition);
