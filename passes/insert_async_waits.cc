@@ -183,6 +183,26 @@ int RegionIndexIn(const Op& parent, const Region* region) {
   return -1;
 }
 
+// Whether `to` can run after `from` without going around a loop: in the
+// innermost region holding both, `to`'s branch comes later (or `to` is in a
+// later region of a splitk, whose body runs before its epilogue).
+bool ReachableAfter(const Op& from, const Op& to) {
+  const Op* child = nullptr;  // from's ancestor inside `a`
+  for (const Op* a = &from; a != nullptr; child = a, a = a->parent_op()) {
+    const Region* region = a->parent_region();
+    const Op* b = AncestorIn(to, region);
+    if (b == nullptr) continue;
+    if (b != a) return region->IndexOf(b) > region->IndexOf(a);
+    if (child == nullptr || a->kind() != OpKind::kSplitK) return false;
+    int to_region = -1;
+    for (int r = 0; r < a->num_regions(); ++r) {
+      if (AncestorIn(to, &a->region(r)) != nullptr) to_region = r;
+    }
+    return to_region > RegionIndexIn(*a, child->parent_region());
+  }
+  return false;
+}
+
 bool DefinedInside(const Value* value, const Op& loop) {
   const Op* owner = value->defining_op();
   if (owner == nullptr) return false;  // sizes and parameters
@@ -1020,7 +1040,10 @@ class AsyncWaitInserter {
   Position Climb(const CommitInfo& info, Position pos) const {
     for (;;) {
       Op* parent = pos.region->parent_op();
-      if (parent == nullptr || ContainsOrIs(*parent, *info.commit)) return pos;
+      if (parent == nullptr ||
+          AncestorIn(*info.commit, pos.region) != nullptr) {
+        return pos;
+      }
       if (parent->kind() != OpKind::kFor &&
           SameGuards(GuardsOf(pos.region), info.guards)) {
         return pos;
@@ -1136,7 +1159,15 @@ class AsyncWaitInserter {
       return;
     }
     // `pos` is in a region around the commit: its guards are a prefix.
-    KIR_CHECK(here.size() < info.guards.size());
+    bool prefix = here.size() < info.guards.size();
+    for (size_t j = 0; prefix && j < here.size(); ++j) {
+      prefix = SameGuard(here[j], info.guards[j]);
+    }
+    if (!prefix) {
+      OpBuilder builder = BuilderAt(SinkPosition(info), info, because);
+      CreateWait(info, builder, 0);
+      return;
+    }
     std::vector<Guard> missing(info.guards.begin() + here.size(),
                                info.guards.end());
     const Op* loop = info.inner_loop();
@@ -1258,7 +1289,6 @@ class AsyncWaitInserter {
     Walk(kernel_.body(), [&](const Op& op) {
       order.emplace(&op, static_cast<int>(order.size()));
     });
-    const int commit_order = order.at(&commit);
     // The ops that were there before this commit's waits went in.
     auto leaf_ops = [&order](const Region& region) {
       std::vector<const Op*> ops;
@@ -1276,9 +1306,9 @@ class AsyncWaitInserter {
     std::vector<const Op*> candidates = leaf_ops(scope);
     std::stable_partition(
         candidates.begin(), candidates.end(),
-        [&](const Op* op) { return order.at(op) > commit_order; });
+        [&](const Op* op) { return ReachableAfter(commit, *op); });
     for (const Op* op : candidates) {
-      const bool after = order.at(op) > commit_order;
+      const bool after = ReachableAfter(commit, *op);
       if (op == &commit || (loop == nullptr && !after)) continue;
       Hazard hazard;
       int distance = 0;
@@ -1307,7 +1337,7 @@ class AsyncWaitInserter {
       const Op* outer = k + 1 < info.loops.size() ? info.loops[k + 1] : nullptr;
       const Region& rest = outer != nullptr ? outer->region(0) : kernel_.body();
       for (const Op* op : leaf_ops(rest)) {
-        if (order.at(op) <= order.at(inner) || Contains(*inner, *op)) continue;
+        if (!ReachableAfter(*inner, *op)) continue;
         Hazard hazard = Check(info, *op, instance);
         if (hazard.needed) Require(info, Before(*op), *op, hazard, 0);
       }

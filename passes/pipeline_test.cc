@@ -41,10 +41,12 @@ TEST(ParsePipelineTest, DefaultExpandsToTheDefaultList) {
   absl::StatusOr<Pipeline> pipeline = ParsePipeline("default");
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
   EXPECT_EQ(PipelineToString(*pipeline), PipelineToString(DefaultPipeline()));
-  EXPECT_EQ(PipelineToString(DefaultPipeline()), "canonicalize,dce");
+  EXPECT_EQ(PipelineToString(DefaultPipeline()),
+            "canonicalize,insert-async-waits,dce");
   absl::StatusOr<Pipeline> around = ParsePipeline("dce,default,dce");
   ASSERT_TRUE(around.ok()) << around.status();
-  EXPECT_EQ(PipelineToString(*around), "dce,canonicalize,dce,dce");
+  EXPECT_EQ(PipelineToString(*around),
+            "dce,canonicalize,insert-async-waits,dce,dce");
 }
 
 std::string ErrorOf(absl::string_view text) {
