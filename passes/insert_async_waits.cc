@@ -107,6 +107,13 @@ bool IsTransparent(const Op& op) {
          MemoryEffectsOf(op).empty();
 }
 
+// Pure ops and register fences: they neither end a run of issuers nor
+// belong to one.
+bool IsRunNeutral(const Op& op) {
+  return IsTransparent(op) ||
+         FactsOf(op.kind()).sync == SyncKind::kRegisterFence;
+}
+
 // An op whose effects go through registers completed by its group (wgmma's
 // accumulator and A fragment): needs the register fence.
 bool NeedsRegisterFence(const Op& op) {
@@ -627,7 +634,7 @@ class AsyncWaitInserter {
       for (const auto& inner : op.region(r).ops()) {
         if (IsIssuerOf(*inner, kind)) {
           issuers.push_back(inner.get());
-        } else if (!IsTransparent(*inner) &&
+        } else if (!IsRunNeutral(*inner) &&
                    !IsIssuerUnit(*inner, kind, issuers)) {
           return false;
         }
@@ -679,12 +686,12 @@ class AsyncWaitInserter {
         if (JoinsRun(op, kind, more) && SameThreads(op, first)) {
           issuers.insert(issuers.end(), more.begin(), more.end());
           last = next;
-        } else if (!IsTransparent(op)) {
+        } else if (!IsRunNeutral(op)) {
           break;
         }
       }
       int after = last + 1;
-      while (after < region.size() && IsTransparent(region.op(after))) ++after;
+      while (after < region.size() && IsRunNeutral(region.op(after))) ++after;
       if (after < region.size() && region.op(after).kind() == *commit_kind) {
         i = after;
         continue;  // already committed
@@ -751,7 +758,10 @@ class AsyncWaitInserter {
     Flow(kernel_.body(), tracked_, /*insert=*/true);
   }
 
+  // Inserts a fence before op `index`, ahead of the pure ops right before
+  // it (where the hand-written kernels put it).
   void InsertFence(Region& region, int index, const Op& because) {
+    while (index > 0 && IsTransparent(region.op(index - 1))) --index;
     OpBuilder builder(region, index);
     builder.set_loc(because.loc());
     builder.set_provenance(Provenance{kPassName, {because.loc()}});
@@ -768,7 +778,6 @@ class AsyncWaitInserter {
         continue;
       }
       if (op.kind() == OpKind::kFor) {
-        const RegisterSet uses = FencedRegistersIn(op);
         RegisterSet entry = dirty;
         for (;;) {  // the sets only grow, and are small
           FenceFlow body = Flow(op.region(0), entry, false);
@@ -777,17 +786,9 @@ class AsyncWaitInserter {
           if (next == entry) break;
           entry = std::move(next);
         }
-        if (Intersects(dirty, uses) &&
-            Flow(op.region(0), entry, /*insert=*/false).fenced) {
-          // Hoist the fence out of a body that needs none of its own.
-          FenceFlow alone = Flow(op.region(0), {}, false);
-          if (!alone.fenced && alone.dirty.empty()) {
-            if (insert) InsertFence(region, i++, op);
-            flow.fenced = true;
-            dirty.clear();
-            entry.clear();
-          }
-        }
+        // The fence stays in the body even when the body itself touches no
+        // wgmma register: ptxas re-inserts one per iteration otherwise
+        // (C7519, "warpgroup.arrive is injected").
         FenceFlow body = Flow(op.region(0), entry, insert);
         flow.fenced |= body.fenced;
         dirty.insert(body.dirty.begin(), body.dirty.end());

@@ -27,8 +27,9 @@
 //     counter). Option `max-pending=N` caps the groups left in flight (0:
 //     wait for the newest group that may conflict).
 //   - `wgmma.fence` before every wgmma that may follow a non-wgmma access of
-//     its accumulator or register A fragment, or that may be the first;
-//     hoisted out of loops whose bodies make no such access.
+//     its accumulator or register A fragment, or that may be the first
+//     (in a loop: each iteration, as ptxas wants), ahead of the pure ops
+//     right before it, and before an `if` holding such a wgmma.
 //   - Idempotent. `--stats` counts commits, waits and fences inserted.
 // Does not: insert barriers between the waiting threads and the threads
 //   that overwrite (insert-syncs), proxy fences (insert-proxy-fences), or a
