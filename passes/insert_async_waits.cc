@@ -6,8 +6,9 @@
 //     its last issuer, unless one is already there.
 //  2. Register fences: a forward may-analysis of "registers a wgmma reads or
 //     writes were touched by another op since the last fence" over the
-//     structured program; a fence goes before the wgmma (or the `if` or
-//     `for` holding it) where the set is non-empty.
+//     structured program (loops to a fixed point); a fence goes before the
+//     wgmma (or the `if` holding it) where the set is non-empty, ahead of
+//     the pure ops right before it.
 //  3. Waits: for each commit, the ops after it (in the same iteration, in
 //     later iterations of the loops around it, after those loops, and the
 //     block's exit) that need its group complete. For each one not already

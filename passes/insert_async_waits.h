@@ -37,7 +37,9 @@
 //   reads or writes global memory a bulk group writes, while that group may
 //   still be pending, is an error: ordering it needs such a wait, a barrier
 //   and a proxy fence. Overlapping async global writes of two bulk groups
-//   are not ordered (the author's to avoid).
+//   are not ordered (the author's to avoid). Accesses in another role are
+//   not waited for: roles are ordered only by their mbarriers, and an
+//   arrive counts as a release.
 #ifndef KIR_PASSES_INSERT_ASYNC_WAITS_H_
 #define KIR_PASSES_INSERT_ASYNC_WAITS_H_
 
