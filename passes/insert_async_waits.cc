@@ -960,6 +960,7 @@ class AsyncWaitInserter {
       if (need_full && op.FindAttr("read") != nullptr && op.GetFlag("read")) {
         return false;
       }
+      if (op.num_operands() == 0) return true;  // waits for every group
       for (const Operand& token : op.operands()) {
         if (token.value == info.commit->result() && token.distance >= 0 &&
             token.distance <= limit) {
