@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "passes/canonicalize.h"
 #include "passes/dce.h"
+#include "passes/insert_async_waits.h"
 #include "passes/insert_syncs.h"
 #include "passes/test_fail.h"
 #include "passes/test_hoist_last_op.h"
