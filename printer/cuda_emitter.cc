@@ -1524,13 +1524,22 @@ absl::Status KernelEmitter::EmitBulk(const Op& op) {
            {GlobalPointer(op.operand(0)), SharedAddress(op.operand(1), false)},
            bytes());
       return absl::OkStatus();
-    case OpKind::kBulkCommit:
-      Call(runtime_.BulkCommit(predicated()), {});
+    case OpKind::kBulkCommit: {
+      // In an elected region the whole warp commits and waits: the other
+      // lanes commit empty groups and their waits return at once, so the
+      // meaning is the same, while a predicated commit or wait is one ptxas
+      // cannot predicate and wraps in a BSSY/BSYNC region (measured).
+      const std::string issue = std::exchange(issue_, "");
+      Call(runtime_.BulkCommit(false), {});
+      issue_ = issue;
       return absl::OkStatus();
+    }
     default: {
       const int pending = PendingGroupsAfterWait(op).value_or(0);
-      Call(runtime_.BulkWait(op.GetFlag("read"), predicated()), {},
+      const std::string issue = std::exchange(issue_, "");
+      Call(runtime_.BulkWait(op.GetFlag("read"), false), {},
            absl::StrCat("<", pending, ">"));
+      issue_ = issue;
       return absl::OkStatus();
     }
   }

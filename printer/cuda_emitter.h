@@ -28,7 +28,10 @@
 //     (constant indices keep them in registers).
 //   - `if %e { ... }` with %e an `elect.sync` result, no else, and a body of
 //     pure arithmetic and single-issue or per-thread asm ops is emitted
-//     without a branch: each op runs its instruction under `@p`.
+//     without a branch: each op runs its instruction under `@p`, except
+//     `bulk.commit` and `bulk.wait`, which the whole warp runs (the other
+//     lanes commit empty groups, whose waits return at once): ptxas turns a
+//     predicated commit or wait into a branch in a BSSY/BSYNC region.
 //   - Waits use PendingGroupsAfterWait as N (0 when unknown).
 //
 // Unlowered `splitk` cannot be emitted (serialize-split-k removes it).
