@@ -65,6 +65,9 @@ with the bound sizes and inputs, and compares its outputs with references.
   --compare-pipelines P1 P2
                          run both pipelines on the same inputs, check both,
                          then time them alternately: time(P2)/time(P1)
+  --repetitions=N        launch and check each directive N times (fresh
+                         inputs); every run must pass and leave outputs
+                         bit-identical to the first
   --warmup=N --iterations=N --repeats=N
                          timing parameters (default 10, 50, 5)
   --json=FILE            write every result (device, driver, commit, checks,
@@ -140,6 +143,9 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
     } else if (value_of("--repeats", value)) {
       if (!ParseInt(value, flags.run.repeats) || flags.run.repeats < 1)
         return "--repeats takes N >= 1";
+    } else if (value_of("--repetitions", value)) {
+      if (!ParseInt(value, flags.run.repetitions) || flags.run.repetitions < 1)
+        return "--repetitions takes N >= 1";
     } else if (value_of("--json", value)) {
       flags.json_path = value;
     } else if (value_of("--sanitize", value)) {

@@ -1033,7 +1033,9 @@ class DirectiveRun {
  private:
   absl::Status Execute();
   absl::Status PrepareVariants();
-  absl::Status RunAndCheck(Variant& variant);
+  absl::Status RunAndCheck(Variant& variant, bool report = true);
+  absl::StatusOr<uint64_t> OutputHash();
+  absl::Status Repeat(Variant& variant);
   absl::Status Bench();
   std::string Json() const;
 
@@ -1086,7 +1088,51 @@ absl::Status DirectiveRun::PrepareVariants() {
   return absl::OkStatus();
 }
 
-absl::Status DirectiveRun::RunAndCheck(Variant& variant) {
+absl::StatusOr<uint64_t> DirectiveRun::OutputHash() {
+  // FNV-1a over the bytes of every checked output.
+  uint64_t hash = 0xcbf29ce484222325ull;
+  std::string bytes;
+  for (const Check& check : directive_.checks) {
+    const BoundTensor& output = bindings_->tensors.at(check.output);
+    bytes.resize(output.buffer.bytes());
+    KIR_CUDA_RETURN_IF_ERROR(cudaMemcpy(bytes.data(), output.buffer.get(),
+                                        bytes.size(), cudaMemcpyDeviceToHost));
+    for (unsigned char c : bytes) {
+      hash ^= c;
+      hash *= 0x100000001b3ull;
+    }
+  }
+  return hash;
+}
+
+absl::Status DirectiveRun::Repeat(Variant& variant) {
+  absl::StatusOr<uint64_t> first = OutputHash();
+  if (!first.ok()) return first.status();
+  const bool passed_first = variant.passed;
+  int failed_runs = 0, differing_runs = 0;
+  for (int run = 2; run <= options_.repetitions; ++run) {
+    variant.passed = true;
+    if (absl::Status s = RunAndCheck(variant, /*report=*/false); !s.ok())
+      return s;
+    if (!variant.passed) ++failed_runs;
+    absl::StatusOr<uint64_t> hash = OutputHash();
+    if (!hash.ok()) return hash.status();
+    if (*hash != *first) ++differing_runs;
+  }
+  variant.passed = passed_first && failed_runs == 0 && differing_runs == 0;
+  out_ << absl::StrFormat(
+      "  %s: %d runs, %d failed their checks, %d not bit-identical to run 1\n",
+      variant.passed ? "repeatable" : "NOT REPEATABLE", options_.repetitions,
+      failed_runs + (passed_first ? 0 : 1), differing_runs);
+  variant.check_json.push_back(
+      absl::StrCat("{\"repetitions\": ", options_.repetitions,
+                   ", \"failed_runs\": ", failed_runs + (passed_first ? 0 : 1),
+                   ", \"differing_runs\": ", differing_runs, "}"));
+  if (!variant.passed) mismatch_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status DirectiveRun::RunAndCheck(Variant& variant, bool report) {
   if (absl::Status s = InitializeInputs(*bindings_, *engine_); !s.ok())
     return s;
   if (absl::Status s = ResetWorkspaces(*variant.launchable); !s.ok()) return s;
@@ -1114,7 +1160,7 @@ absl::Status DirectiveRun::RunAndCheck(Variant& variant) {
                           " elements differ"),
         comparison->max_abs_error, comparison->max_rel_error,
         comparison->elements);
-    out_ << line << "\n";
+    if (report || !ok) out_ << line << "\n";
     std::string json = absl::StrCat(
         "{\"output\": ", JsonString(check.output),
         ", \"reference\": ", JsonString(check.reference->ToString()),
@@ -1139,7 +1185,7 @@ absl::Status DirectiveRun::RunAndCheck(Variant& variant) {
                       "], \"got\": ", JsonNumber(comparison->got),
                       ", \"expected\": ", JsonNumber(comparison->expected));
     }
-    variant.check_json.push_back(json + "}");
+    if (report) variant.check_json.push_back(json + "}");
   }
   if (!variant.passed) mismatch_ = true;
   return absl::OkStatus();
@@ -1321,6 +1367,9 @@ absl::Status DirectiveRun::Execute() {
     if (!resources.ok()) return resources.status();
     variant.resources = *resources;
     if (absl::Status s = RunAndCheck(variant); !s.ok()) return s;
+    if (options_.repetitions > 1) {
+      if (absl::Status s = Repeat(variant); !s.ok()) return s;
+    }
   }
   if ((options_.bench || variants_.size() > 1) && !mismatch_) {
     if (absl::Status s = Bench(); !s.ok()) return s;

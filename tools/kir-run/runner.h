@@ -64,6 +64,9 @@ struct RunOptions {
   int warmup = 10;
   int iterations = 50;  // timed launches per measurement
   int repeats = 5;      // measurements per variant, for the spread
+  // Launch and check this many times (fresh inputs each time); every run
+  // must pass and leave bit-identical outputs.
+  int repetitions = 1;
   std::string dump_dir;
   // false (--no-verify): run kernels the verifier rejects, such as a
   // single-issue op left under a whole-warp guard, to show what happens on
