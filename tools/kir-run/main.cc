@@ -57,6 +57,8 @@ with the bound sizes and inputs, and compares its outputs with references.
   --pipeline=P           run pipeline P before compiling (overrides the
                          directives' pipeline=; default: theirs, else none)
   --only=N               run only directive N (1-based, in file order)
+  --directive='@K ...'   run this directive instead of the file's (same
+                         syntax, without `// run:`), e.g. at another size
   --bench                time each directive (CUDA events): median, min and
                          max over --repeats measurements of --iterations
                          launches, against cuBLASLt (matrix products) or a
@@ -129,6 +131,8 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       if (i + 2 >= argc) return "--compare-pipelines takes two pipelines";
       flags.run.compare_pipelines = {argv[i + 1], argv[i + 2]};
       i += 2;
+    } else if (value_of("--directive", value)) {
+      flags.run.directive = value;
     } else if (value_of("--only", value)) {
       if (!ParseInt(value, number) || number < 1)
         return "--only takes a directive number >= 1";
@@ -371,7 +375,7 @@ int Main(int argc, char** argv) {
   // Everything that can be wrong with the file is reported before asking
   // for a GPU, so a broken directive is an error even where no GPU is.
   absl::StatusOr<std::vector<RunDirective>> directives =
-      ParseRunDirectives(source);
+      DirectivesToRun(source, flags.run);
   if (!directives.ok()) {
     std::cerr << directives.status().message();
     return kExitFailed;

@@ -1448,6 +1448,16 @@ int DirectiveRun::Run(std::string& json) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<RunDirective>> DirectivesToRun(
+    const std::shared_ptr<const SourceFile>& source,
+    const RunOptions& options) {
+  if (options.directive.empty()) return ParseRunDirectives(source);
+  auto command_line = std::make_shared<SourceFile>();
+  command_line->name = "<--directive>";
+  command_line->text = absl::StrCat("// run: ", options.directive);
+  return ParseRunDirectives(command_line);
+}
+
 int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile>& source,
                           std::ostream& out, std::string& json) {
   absl::StatusOr<std::vector<RunDirective>> directives =
@@ -1527,7 +1537,7 @@ int RunDirectiveInProcess(const std::shared_ptr<const SourceFile>& source,
                           int index, const RunOptions& options,
                           std::ostream& out, std::string& json) {
   absl::StatusOr<std::vector<RunDirective>> directives =
-      ParseRunDirectives(source);
+      DirectivesToRun(source, options);
   if (!directives.ok()) {
     out << directives.status().message() << "\n";
     return kExitFailed;

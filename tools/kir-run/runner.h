@@ -55,6 +55,9 @@ absl::Status ValidateDirective(const RunDirective& directive,
                                const Module& module);
 
 struct RunOptions {
+  // --directive: run this directive (the text after `run:`) instead of the
+  // file's, e.g. to try another size without editing the file.
+  std::string directive;
   // Overrides every directive's `pipeline=`; unset: the directive's, else
   // no pass.
   std::optional<std::string> pipeline;
@@ -94,6 +97,11 @@ int RunDirectiveInProcess(const std::shared_ptr<const SourceFile>& source,
 // more than 5 us above the direct one.
 int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile>& source,
                           std::ostream& out, std::string& json);
+
+// The directives to run: the file's, or RunOptions::directive (located in a
+// source of its own, "<--directive>").
+absl::StatusOr<std::vector<RunDirective>> DirectivesToRun(
+    const std::shared_ptr<const SourceFile>& source, const RunOptions& options);
 
 // Escapes `text` as a JSON string (with the quotes).
 std::string JsonString(absl::string_view text);
