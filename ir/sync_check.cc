@@ -1223,7 +1223,12 @@ class OrderingAnalysis {
               : IsGenericData(effect) && ProxyFenceOrders(fence, effect.space);
       if (!covered) continue;
       entry.fenced |= executing & entry.threads;
-      entry.proxy_ordered |= executing & entry.threads;
+      // A writer's own later async accesses: fenced once every thread of
+      // the access has fenced (the others' writes reach it through a
+      // barrier, which Barrier() marks).
+      if (Subset(entry.threads, entry.fenced)) {
+        entry.proxy_ordered |= executing & entry.threads;
+      }
       if (!init_fence && *proxy_ == FencePlacement::kIssuer) {
         entry.proxy_ordered |= executing & entry.ordered;
       }
