@@ -688,6 +688,21 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
   return builder.Take();
 }
 
+bool ProxyFenceOrders(const Op& op, MemorySpace space) {
+  if (FactsOf(op.kind()).sync != SyncKind::kProxyFence) return false;
+  const std::string& fenced = op.GetString("space");
+  switch (space) {
+    case MemorySpace::kShared:
+      return fenced == "all" || fenced == "shared_cta" ||
+             fenced == "shared_cluster";
+    case MemorySpace::kGlobal:
+      return fenced == "all" || fenced == "global";
+    case MemorySpace::kRegister:
+      return false;
+  }
+  return false;
+}
+
 // ---------------------------------------------------------------------------
 // Description.
 

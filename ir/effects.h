@@ -175,6 +175,12 @@ const OpFacts& FactsOf(OpKind kind);
 // have not been verified: malformed operands yield no or partial effects.
 std::vector<MemoryEffect> MemoryEffectsOf(const Op& op);
 
+// Whether `op` is a proxy fence (`fence.proxy.async`) that orders accesses
+// of `space` between the generic and the async proxy: `all` orders shared
+// and global memory, `shared_cta` and `shared_cluster` shared memory (the
+// CTA's window lies inside the cluster's), `global` global memory.
+bool ProxyFenceOrders(const Op& op, MemorySpace space);
+
 // One line per access, then a line with the execution class, e.g.
 //   write %s[%r, %c] box [64, 64] shared async mbarrier issuer
 //   read %A[%x, %y] via %map box [64, 64] global async mbarrier issuer

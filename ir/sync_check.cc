@@ -130,7 +130,8 @@ struct ConflictAnalysis::Impl {
 
   bool MayOverlap(const Op& a, const MemoryEffect& ea, const ThreadBits& ta,
                   const Op& b, const MemoryEffect& eb, const ThreadBits& tb,
-                  absl::Span<const CarriedLoop> carried) const;
+                  absl::Span<const CarriedLoop> carried,
+                  bool same_thread) const;
 
   const Kernel& kernel;
   const ThreadAnalysis& threads;
@@ -388,17 +389,20 @@ std::vector<int64_t> Offsets(const DimensionDifference& dim, int64_t k) {
 
 }  // namespace
 
-bool ConflictAnalysis::Impl::MayOverlap(
-    const Op& a, const MemoryEffect& ea, const ThreadBits& ta, const Op& b,
-    const MemoryEffect& eb, const ThreadBits& tb,
-    absl::Span<const CarriedLoop> carried) const {
+bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
+                                        const ThreadBits& ta, const Op& b,
+                                        const MemoryEffect& eb,
+                                        const ThreadBits& tb,
+                                        absl::Span<const CarriedLoop> carried,
+                                        bool same_thread) const {
   if (ta.none() || tb.none()) return false;
   // The elected lane of one warp is the same thread each time.
   const int warp_a = ElectedWarp(a);
-  if (warp_a >= 0 && warp_a == ElectedWarp(b)) return false;
+  if (!same_thread && warp_a >= 0 && warp_a == ElectedWarp(b)) return false;
+  auto any_pair = [&] { return same_thread || AnyDistinctPair(ta, tb); };
   auto unknown = [&] {
     ++counters.unknown;
-    return AnyDistinctPair(ta, tb);
+    return any_pair();
   };
 
   // Different allocations.
@@ -414,7 +418,7 @@ bool ConflictAnalysis::Impl::MayOverlap(
     if (offset_a == nullptr || offset_b == nullptr) return false;
     std::optional<int64_t> count_a = ea.buffer->type().StaticElementCount();
     std::optional<int64_t> count_b = eb.buffer->type().StaticElementCount();
-    if (!count_a || !count_b) return AnyDistinctPair(ta, tb);
+    if (!count_a || !count_b) return any_pair();
     // `pad` widens the innermost dimension of every row.
     auto bytes = [](const Value* buffer, const Op& alloc, int64_t count) {
       const Type& type = buffer->type();
@@ -431,7 +435,7 @@ bool ConflictAnalysis::Impl::MayOverlap(
     const int64_t begin_b = offset_b->int_value;
     const int64_t end_b = begin_b + bytes(eb.buffer, alloc_b, *count_b);
     if (end_a <= begin_b || end_b <= begin_a) return false;
-    return AnyDistinctPair(ta, tb);
+    return any_pair();
   }
 
   // The same allocation: compare the boxes.
@@ -721,7 +725,7 @@ bool ConflictAnalysis::Impl::MayOverlap(
     }
     for (const auto& [key_a, group_a] : groups_a) {
       for (const auto& [key_b, group_b] : groups_b) {
-        if (group_a.count == 1 && group_b.count == 1 &&
+        if (!same_thread && group_a.count == 1 && group_b.count == 1 &&
             group_a.first == group_b.first) {
           continue;
         }
@@ -773,8 +777,10 @@ bool ConflictAnalysis::MayOverlap(const Op& a, const MemoryEffect& ea,
                                   const ThreadBits& threads_a, const Op& b,
                                   const MemoryEffect& eb,
                                   const ThreadBits& threads_b,
-                                  absl::Span<const CarriedLoop> carried) const {
-  return impl_->MayOverlap(a, ea, threads_a, b, eb, threads_b, carried);
+                                  absl::Span<const CarriedLoop> carried,
+                                  bool same_thread) const {
+  return impl_->MayOverlap(a, ea, threads_a, b, eb, threads_b, carried,
+                           same_thread);
 }
 
 const ConflictAnalysis::Counters& ConflictAnalysis::counters() const {
@@ -838,11 +844,43 @@ struct EntryState {
   ThreadBits observed;  // know it complete (issuers, or mbarrier waiters)
   ThreadBits ordered;   // later accesses by these threads are ordered
   std::set<SyncKey> released;
+  // The proxy rule (tracked only when a placement model is asked for):
+  ThreadBits fenced;  // threads of the access that fenced after it
+  // Threads whose later async accesses are fenced after it in the model.
+  ThreadBits proxy_ordered;
+  std::set<SyncKey> proxy_released;  // released with every thread fenced
   bool operator==(const EntryState& o) const {
     return threads == o.threads && observed == o.observed &&
-           ordered == o.ordered && released == o.released;
+           ordered == o.ordered && released == o.released &&
+           fenced == o.fenced && proxy_ordered == o.proxy_ordered &&
+           proxy_released == o.proxy_released;
   }
 };
+
+std::set<SyncKey> Intersect(const std::set<SyncKey>& a,
+                            const std::set<SyncKey>& b) {
+  std::set<SyncKey> common;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(),
+                        std::inserter(common, common.begin()));
+  return common;
+}
+
+bool IsMbarrier(const MemoryEffect& effect) {
+  return effect.buffer != nullptr && effect.buffer->type().is_buffer() &&
+         effect.buffer->type().dtype() == DType::kMbarrier;
+}
+
+// A generic-proxy access of data (not of an mbarrier object).
+bool IsGenericData(const MemoryEffect& effect) {
+  return effect.proxy == Proxy::kGeneric && !IsMbarrier(effect) &&
+         effect.space != MemorySpace::kRegister;
+}
+
+bool IsGlobalAcquire(const MemoryEffect& effect) {
+  return effect.space == MemorySpace::kGlobal &&
+         (effect.order == MemoryOrder::kAcquire ||
+          effect.order == MemoryOrder::kAcqRel);
+}
 
 using State = std::map<EntryKey, EntryState>;
 
@@ -853,11 +891,11 @@ void JoinInto(State& into, const EntryKey& key, const EntryState& entry) {
   existing.threads |= entry.threads;
   existing.observed &= entry.observed;
   existing.ordered &= entry.ordered;
-  std::set<SyncKey> common;
-  std::set_intersection(existing.released.begin(), existing.released.end(),
-                        entry.released.begin(), entry.released.end(),
-                        std::inserter(common, common.begin()));
-  existing.released = std::move(common);
+  existing.released = Intersect(existing.released, entry.released);
+  existing.fenced &= entry.fenced;
+  existing.proxy_ordered &= entry.proxy_ordered;
+  existing.proxy_released =
+      Intersect(existing.proxy_released, entry.proxy_released);
 }
 
 State Join(const State& a, const State& b) {
@@ -877,9 +915,11 @@ const Op* InnermostLoop(const Op* op) {
 
 class OrderingAnalysis {
  public:
-  OrderingAnalysis(const Kernel& kernel, const SyncAnalysisOptions& options)
+  OrderingAnalysis(const Kernel& kernel, const SyncAnalysisOptions& options,
+                   std::optional<FencePlacement> proxy = std::nullopt)
       : kernel_(kernel),
         options_(options),
+        proxy_(proxy),
         threads_(kernel),
         conflicts_(kernel, threads_) {
     Walk(kernel.body(), [&](const Op& op) {
@@ -895,6 +935,12 @@ class OrderingAnalysis {
     State state;
     VisitRegion(kernel_.body(), state);
     return std::vector<UnorderedPair>(pairs_.begin(), pairs_.end());
+  }
+
+  std::vector<UnfencedPair> RunProxy() {
+    State state;
+    VisitRegion(kernel_.body(), state);
+    return std::vector<UnfencedPair>(unfenced_.begin(), unfenced_.end());
   }
 
  private:
@@ -1021,12 +1067,10 @@ class OrderingAnalysis {
             continue;
           }
           entry.ordered &= it->second.ordered;
-          std::set<SyncKey> common;
-          std::set_intersection(entry.released.begin(), entry.released.end(),
-                                it->second.released.begin(),
-                                it->second.released.end(),
-                                std::inserter(common, common.begin()));
-          entry.released = std::move(common);
+          entry.released = Intersect(entry.released, it->second.released);
+          entry.proxy_ordered &= it->second.proxy_ordered;
+          entry.proxy_released =
+              Intersect(entry.proxy_released, it->second.proxy_released);
           merged = true;
         }
         it = merged ? skipped.erase(it) : std::next(it);
@@ -1076,12 +1120,15 @@ class OrderingAnalysis {
       }
       // A release to an mbarrier chosen by this iteration's values says
       // nothing about the one the next iteration names.
-      for (auto it = moved.released.begin(); it != moved.released.end();) {
-        bool stale = false;
-        for (const Value* index : it->indices) {
-          stale = stale || DefinedInside(index, &loop);
+      for (std::set<SyncKey>* released :
+           {&moved.released, &moved.proxy_released}) {
+        for (auto it = released->begin(); it != released->end();) {
+          bool stale = false;
+          for (const Value* index : it->indices) {
+            stale = stale || DefinedInside(index, &loop);
+          }
+          it = stale ? released->erase(it) : std::next(it);
         }
-        it = stale ? moved.released.erase(it) : std::next(it);
       }
       JoinInto(out, next, moved);
     }
@@ -1132,7 +1179,9 @@ class OrderingAnalysis {
   void Release(State& state, const ThreadBits& participants,
                const SyncKey& to) {
     for (auto& [key, entry] : state) {
-      if (Releasable(key, entry, participants)) entry.released.insert(to);
+      if (!Releasable(key, entry, participants)) continue;
+      entry.released.insert(to);
+      if (Subset(entry.threads, entry.fenced)) entry.proxy_released.insert(to);
     }
   }
 
@@ -1143,6 +1192,7 @@ class OrderingAnalysis {
         std::optional<SyncKey> completion = CompletionBarrier(*key.op);
         acquired = acquired || (completion && *completion == from);
       }
+      if (entry.proxy_released.count(from)) entry.proxy_ordered |= waiters;
       if (!acquired) continue;
       entry.ordered |= waiters;
       if (key.stage == Stage::kMbarrier) entry.observed |= waiters;
@@ -1151,7 +1201,37 @@ class OrderingAnalysis {
 
   void Barrier(State& state, const ThreadBits& participants) {
     for (auto& [key, entry] : state) {
-      if (Releasable(key, entry, participants)) entry.ordered |= participants;
+      if (!Releasable(key, entry, participants)) continue;
+      entry.ordered |= participants;
+      if (Subset(entry.threads, entry.fenced)) {
+        entry.proxy_ordered |= participants;
+      }
+    }
+  }
+
+  // A proxy fence or fence.mbarrier_init run by `executing`: the accesses it
+  // covers are fenced in the threads that ran them, and (issuer model) in
+  // threads already ordered after them.
+  void Fence(const Op& fence, State& state, const ThreadBits& executing) {
+    const bool init_fence =
+        FactsOf(fence.kind()).sync == SyncKind::kMbarrierInitFence;
+    for (auto& [key, entry] : state) {
+      const MemoryEffect& effect = EffectsOf(*key.op)[key.effect];
+      const bool covered =
+          init_fence
+              ? FactsOf(key.op->kind()).sync == SyncKind::kMbarrierInit
+              : IsGenericData(effect) && ProxyFenceOrders(fence, effect.space);
+      if (!covered) continue;
+      entry.fenced |= executing & entry.threads;
+      // A writer's own later async accesses: fenced once every thread of
+      // the access has fenced (the others' writes reach it through a
+      // barrier, which Barrier() marks).
+      if (Subset(entry.threads, entry.fenced)) {
+        entry.proxy_ordered |= executing & entry.threads;
+      }
+      if (!init_fence && *proxy_ == FencePlacement::kIssuer) {
+        entry.proxy_ordered |= executing & entry.ordered;
+      }
     }
   }
 
@@ -1197,6 +1277,10 @@ class OrderingAnalysis {
         if (std::optional<SyncKey> key = BarrierElement(op)) {
           Release(state, executing, *key);
         }
+        break;
+      case SyncKind::kProxyFence:
+      case SyncKind::kMbarrierInitFence:
+        if (proxy_) Fence(op, state, executing);
         break;
       case SyncKind::kMbarrierWait:
         if (std::optional<SyncKey> key = BarrierElement(op)) {
@@ -1248,7 +1332,8 @@ class OrderingAnalysis {
     const std::vector<MemoryEffect>& effects = EffectsOf(op);
     const ThreadBits executing = conflicts_.Executing(op);
     const Op* role = threads_.EnclosingRole(op);
-    for (int i = 0; i < static_cast<int>(effects.size()); ++i) {
+    if (proxy_) FindUnfenced(op, effects, executing, state);
+    for (int i = 0; i < static_cast<int>(effects.size()) && !proxy_; ++i) {
       const MemoryEffect& effect = effects[i];
       if (effect.space != MemorySpace::kShared) continue;
       for (const auto& [key, entry] : state) {
@@ -1279,7 +1364,11 @@ class OrderingAnalysis {
     ApplySync(op, state);
     for (int i = 0; i < static_cast<int>(effects.size()); ++i) {
       const MemoryEffect& effect = effects[i];
-      if (effect.space != MemorySpace::kShared) continue;
+      // The proxy rule also follows generic accesses of global memory.
+      const bool tracked = effect.space == MemorySpace::kShared ||
+                           (proxy_ && effect.space == MemorySpace::kGlobal &&
+                            IsGenericData(effect));
+      if (!tracked) continue;
       EntryKey key{&op, i, {}, Stage::kComplete, nullptr, 0};
       EntryState entry;
       entry.threads = executing;
@@ -1308,6 +1397,71 @@ class OrderingAnalysis {
     }
   }
 
+  // The proxy rule at `op`: every edge from a tracked generic access (or an
+  // mbarrier init) to an async access (or a use of the mbarrier) of `op`
+  // whose threads are ordered after it but not fenced in the model.
+  void FindUnfenced(const Op& op, const std::vector<MemoryEffect>& effects,
+                    const ThreadBits& executing, const State& state) {
+    const OpFacts& facts = FactsOf(op.kind());
+    const bool completes_on_mbarrier =
+        facts.completion == Completion::kMbarrier;
+    for (int i = 0; i < static_cast<int>(effects.size()); ++i) {
+      const MemoryEffect& later = effects[i];
+      const bool mbarrier_use = IsMbarrier(later) &&
+                                facts.sync != SyncKind::kMbarrierInit &&
+                                facts.sync != SyncKind::kMbarrierInval;
+      const bool async_data = later.proxy == Proxy::kAsync &&
+                              !IsMbarrier(later) &&
+                              later.space != MemorySpace::kRegister;
+      if (!mbarrier_use && !async_data) continue;
+      for (const auto& [key, entry] : state) {
+        if (key.op == &op && key.carried.empty()) continue;
+        const MemoryEffect& earlier = EffectsOf(*key.op)[key.effect];
+        FenceNeed need = FenceNeed::kSharedProxy;
+        // The threads of `op` that need a fence after `earlier`: those
+        // ordered after it (and those that ran it themselves).
+        ThreadBits needing = executing & (entry.ordered | entry.threads);
+        bool overlap = true;
+        if (mbarrier_use) {
+          if (FactsOf(key.op->kind()).sync != SyncKind::kMbarrierInit ||
+              earlier.buffer != later.buffer) {
+            continue;
+          }
+          need = FenceNeed::kMbarrierInit;
+          // The initializing thread's own arrivals and waits are ordered by
+          // program order; a TMA unit's complete-tx is not.
+          if (!completes_on_mbarrier) needing &= ~entry.threads;
+        } else {
+          if (!IsGenericData(earlier) || earlier.space != later.space) continue;
+          const bool acquire = IsGlobalAcquire(earlier);
+          if (!acquire && !earlier.writes() && !later.writes()) continue;
+          if (later.space == MemorySpace::kGlobal) {
+            need = FenceNeed::kGlobalProxy;
+            overlap = acquire || earlier.buffer == later.buffer;
+          }
+        }
+        needing &= ~entry.proxy_ordered;
+        if (needing.none() || !overlap) continue;
+        if (later.space == MemorySpace::kShared && !mbarrier_use &&
+            !conflicts_.MayOverlap(*key.op, earlier, entry.threads, op, later,
+                                   needing, key.carried,
+                                   /*same_thread=*/true)) {
+          continue;
+        }
+        const Op* outermost = nullptr;
+        for (const CarriedLoop& loop : key.carried) {
+          if (outermost == nullptr || IsInside(outermost, loop.loop)) {
+            outermost = loop.loop;
+          }
+        }
+        unfenced_.insert(
+            UnfencedPair{UnorderedPair{key.op, key.effect, &op, i,
+                                       !key.carried.empty(), outermost},
+                         need});
+      }
+    }
+  }
+
   bool Overlaps(const Op& a, int ea, const ThreadBits& ta, const Op& b, int eb,
                 const ThreadBits& tb, const std::vector<CarriedLoop>& carried) {
     ConflictCache::Key cache_key;
@@ -1327,12 +1481,14 @@ class OrderingAnalysis {
 
   const Kernel& kernel_;
   const SyncAnalysisOptions& options_;
+  const std::optional<FencePlacement> proxy_;
   ThreadAnalysis threads_;
   ConflictAnalysis conflicts_;
   ThreadBits all_;
   std::set<TokenKind> committed_kinds_;
   std::map<const Op*, std::vector<MemoryEffect>> effects_;
   std::set<UnorderedPair> pairs_;
+  std::set<UnfencedPair> unfenced_;
   // Thread sets of accesses issued by the elected lane of one warp.
   std::map<std::string, int> elected_;
 };
@@ -1362,6 +1518,97 @@ std::vector<UnorderedPair> FindUnorderedPairs(
                                      order[y.first], y.first_effect, y.carried);
             });
   return pairs;
+}
+
+std::vector<UnfencedPair> FindUnfencedPairs(
+    const Kernel& kernel, FencePlacement placement,
+    const SyncAnalysisOptions& options) {
+  SyncAnalysisOptions proxy_options;
+  proxy_options.ignored = options.ignored;
+  OrderingAnalysis analysis(kernel, proxy_options, placement);
+  std::vector<UnfencedPair> pairs = analysis.RunProxy();
+  std::map<const Op*, int> order = ProgramOrder(kernel);
+  auto position = [&](const UnfencedPair& p) {
+    return std::make_tuple(order[p.pair.second], p.pair.second_effect,
+                           order[p.pair.first], p.pair.first_effect,
+                           p.pair.carried, p.need);
+  };
+  std::sort(pairs.begin(), pairs.end(),
+            [&](const UnfencedPair& x, const UnfencedPair& y) {
+              return position(x) < position(y);
+            });
+  return pairs;
+}
+
+namespace {
+
+const char* FenceNeedName(FenceNeed need) {
+  switch (need) {
+    case FenceNeed::kSharedProxy:
+      return "fence.proxy.async shared_cta";
+    case FenceNeed::kGlobalProxy:
+      return "fence.proxy.async global";
+    case FenceNeed::kMbarrierInit:
+      return "fence.mbarrier_init";
+  }
+  return "a fence";
+}
+
+}  // namespace
+
+absl::Status CheckProxyFences(const Kernel& kernel, FencePlacement placement) {
+  std::vector<absl::Status> errors;
+  std::vector<UnfencedPair> pairs = FindUnfencedPairs(kernel, placement);
+  const char* model =
+      placement == FencePlacement::kWriters ? "writers" : "issuer";
+  std::set<std::tuple<const Op*, int, const Op*, int, FenceNeed>> reported;
+  for (const UnfencedPair& unfenced : pairs) {
+    const UnorderedPair& pair = unfenced.pair;
+    // One error per pair of accesses, whatever the loops it straddles.
+    if (!reported
+             .emplace(pair.first, pair.first_effect, pair.second,
+                      pair.second_effect, unfenced.need)
+             .second) {
+      continue;
+    }
+    errors.push_back(
+        Error(pair.second->loc())
+            .Note(pair.first->loc(),
+                  absl::StrCat(DescribeAccess(*pair.first, pair.first_effect),
+                               pair.carried ? ", in an earlier iteration" : "",
+                               ", here"))
+        << "missing proxy fence: "
+        << DescribeAccess(*pair.second, pair.second_effect)
+        << " is ordered after the "
+        << DescribeAccess(*pair.first, pair.first_effect) << " at "
+        << pair.first->loc().LineColumn() << " but no "
+        << FenceNeedName(unfenced.need)
+        << " orders them on every path (placement model: " << model << ")");
+  }
+  // Every fence insert-proxy-fences added must be needed by some edge.
+  const std::set<UnfencedPair> base(pairs.begin(), pairs.end());
+  Walk(kernel.body(), [&](const Op& op) {
+    const SyncKind sync = FactsOf(op.kind()).sync;
+    if (sync != SyncKind::kProxyFence && sync != SyncKind::kMbarrierInitFence) {
+      return;
+    }
+    if (op.provenance().pass != "insert-proxy-fences") return;
+    SyncAnalysisOptions options;
+    options.ignored.insert(&op);
+    bool needed = false;
+    for (const UnfencedPair& pair :
+         FindUnfencedPairs(kernel, placement, options)) {
+      if (!base.count(pair)) needed = true;
+    }
+    if (!needed) {
+      errors.push_back(Error(op.loc())
+                       << "fence inserted by insert-proxy-fences is not "
+                          "needed: every generic-async edge stays fenced "
+                          "without it (placement model: "
+                       << model << ")");
+    }
+  });
+  return JoinStatuses(errors);
 }
 
 std::string DescribeAccess(const Op& op, int effect) {

@@ -32,6 +32,26 @@
 // cluster.wait. Joins keep what holds on every path; loops iterate to a fixed
 // point. Pairs whose two accesses sit in different roles are left to the
 // mbarriers the program uses between roles and are not reported.
+//
+// Proxies (FindUnfencedPairs, CheckProxyFences). The same dataflow, with
+// global memory tracked too, finds the generic -> async edges: a generic
+// access followed by an async-proxy access (TMA, bulk copies, wgmma shared
+// operands) of overlapping memory, where one of them writes (R1, R3), or a
+// generic acquire of global memory (sem.wait, acquiring atomics) followed by
+// any async access of global memory, whose data the acquire may guard (R7);
+// and mbarrier.init followed by a use of that mbarrier by another thread or
+// as the completion barrier of a TMA or bulk load (R8). Such an edge needs a
+// fence of the matching space in a placement model:
+//   writers  every thread that ran the generic access fences after it and
+//            before the barrier or release that orders it for the thread of
+//            the async access (or before that access, in the same thread);
+//   issuer   as writers, or the thread of the async access fences after the
+//            barrier or acquire that orders it and before the access.
+// fence.mbarrier_init is always writers-placed (it is a release). Edges the
+// barriers do not order at all are left to the rules above; completion
+// already orders async -> generic and async -> async (R2, R3). Shared
+// overlap is the box comparison above, including the same thread; global
+// accesses overlap when they name the same tensor.
 #ifndef KIR_IR_SYNC_CHECK_H_
 #define KIR_IR_SYNC_CHECK_H_
 
@@ -86,11 +106,14 @@ class ConflictAnalysis {
   // t2 in `threads_b` running `b` touch overlapping memory through `ea` and
   // `eb` (effects of `a` and `b`), with `a` from earlier iterations of the
   // loops in `carried` (same iteration of every other loop). Ignores access
-  // modes: the caller decides whether the pair needs ordering.
+  // modes: the caller decides whether the pair needs ordering. With
+  // `same_thread`, t1 == t2 counts too (a thread's own accesses through two
+  // proxies).
   bool MayOverlap(const Op& a, const MemoryEffect& ea,
                   const ThreadBits& threads_a, const Op& b,
                   const MemoryEffect& eb, const ThreadBits& threads_b,
-                  absl::Span<const CarriedLoop> carried) const;
+                  absl::Span<const CarriedLoop> carried,
+                  bool same_thread = false) const;
 
   // How answers were reached, for tests and reports.
   struct Counters {
@@ -161,6 +184,36 @@ std::vector<UnorderedPair> FindUnorderedPairs(
 // inserted by `insert-syncs` is needed by at least one pair. Located errors
 // otherwise (one per pair, at the later access, with a note at the earlier).
 absl::Status CheckSyncs(const Kernel& kernel);
+
+// The placement models of the proxy rule (see the top of this file).
+enum class FencePlacement { kWriters, kIssuer };
+
+// What an unfenced edge needs.
+enum class FenceNeed {
+  kSharedProxy,   // fence.proxy.async shared_cta (or all)
+  kGlobalProxy,   // fence.proxy.async global (or all)
+  kMbarrierInit,  // fence.mbarrier_init
+};
+
+// One generic -> async edge left without a fence in its placement model.
+struct UnfencedPair {
+  UnorderedPair pair;  // first: the generic access; second: the async use
+  FenceNeed need = FenceNeed::kSharedProxy;
+  bool operator<(const UnfencedPair& other) const {
+    return std::tie(pair, need) < std::tie(other.pair, other.need);
+  }
+};
+
+// Every edge that some path leaves unfenced, sorted by (second, first) in
+// program order. Uses `options.ignored`; ignores the other options.
+std::vector<UnfencedPair> FindUnfencedPairs(
+    const Kernel& kernel, FencePlacement placement,
+    const SyncAnalysisOptions& options = {});
+
+// The post-condition of insert-proxy-fences: every edge is fenced in the
+// model, and every fence a pass marked as inserted by insert-proxy-fences is
+// needed by at least one edge. Located errors otherwise.
+absl::Status CheckProxyFences(const Kernel& kernel, FencePlacement placement);
 
 // Describes an access for diagnostics: "write of %s[%i, %j]".
 std::string DescribeAccess(const Op& op, int effect);

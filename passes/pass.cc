@@ -9,6 +9,7 @@
 #include "passes/canonicalize.h"
 #include "passes/dce.h"
 #include "passes/insert_async_waits.h"
+#include "passes/insert_proxy_fences.h"
 #include "passes/insert_syncs.h"
 #include "passes/test_fail.h"
 #include "passes/test_hoist_last_op.h"

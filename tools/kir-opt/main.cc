@@ -66,6 +66,10 @@ Checks:
   --check-syncs            after the pipeline, check that every conflicting
                            pair of shared-memory accesses is ordered and that
                            every barrier insert-syncs added is needed
+  --check-fences=writers|issuer
+                           after the pipeline, check that every generic->async
+                           proxy edge has its fence in that placement model
+                           and every fence insert-proxy-fences added is needed
   --help                   print this help
 )";
 
@@ -76,6 +80,7 @@ struct Flags {
   std::string print_ir_after;
   std::string emit = "kir";
   std::string reproducer;
+  std::string check_fences;
   bool help = false;
   bool list_passes = false;
   bool verify_each = true;
@@ -120,6 +125,7 @@ constexpr ValueFlag kValueFlags[] = {
     {"print-ir-after", &Flags::print_ir_after},
     {"emit", &Flags::emit},
     {"reproducer", &Flags::reproducer},
+    {"check-fences", &Flags::check_fences},
 };
 
 int EditDistance(absl::string_view a, absl::string_view b) {
@@ -236,6 +242,12 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       flags.emit != "cubin") {
     return UsageError(absl::StrCat("unsupported --emit value '", flags.emit,
                                    "' (supported: kir, cuda, ptx, cubin)"));
+  }
+  if (!flags.check_fences.empty() && flags.check_fences != "writers" &&
+      flags.check_fences != "issuer") {
+    return UsageError(absl::StrCat("unsupported --check-fences value '",
+                                   flags.check_fences,
+                                   "' (supported: writers, issuer)"));
   }
   if (!flags.print_ir_after.empty() &&
       FindPass(flags.print_ir_after) == nullptr) {
@@ -374,6 +386,17 @@ absl::Status ProcessSource(std::shared_ptr<const SourceFile> source,
     std::vector<absl::Status> failures;
     for (const auto& kernel : (*module)->kernels) {
       failures.push_back(CheckSyncs(*kernel));
+    }
+    status = JoinStatuses(failures);
+    if (!status.ok()) return status;
+  }
+  if (!flags.check_fences.empty()) {
+    std::vector<absl::Status> failures;
+    const FencePlacement placement = flags.check_fences == "issuer"
+                                         ? FencePlacement::kIssuer
+                                         : FencePlacement::kWriters;
+    for (const auto& kernel : (*module)->kernels) {
+      failures.push_back(CheckProxyFences(*kernel, placement));
     }
     status = JoinStatuses(failures);
     if (!status.ok()) return status;

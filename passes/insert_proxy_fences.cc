@@ -1,0 +1,421 @@
+// Proxy fence insertion; see insert_proxy_fences.h.
+//
+// The pass asks ir/sync_check.h for the generic -> async edges left
+// unfenced in the placement model, and for the first of them tries the
+// model's candidate positions, most hoisted first: a fence is kept at the
+// first position after which that edge is fenced. It repeats until no edge
+// is left, then (hoist=true) drops every inserted fence that no edge needs.
+// Checking each position with the analysis keeps the placement heuristics
+// honest: a hoisted position that does not order the edge on every path
+// (a generic write inside the loop, a concurrently writing role, a barrier
+// inside the write loop) is simply not taken.
+#include "passes/insert_proxy_fences.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/builder.h"
+#include "ir/diagnostics.h"
+#include "ir/effects.h"
+#include "ir/sync_check.h"
+
+namespace kir {
+namespace {
+
+constexpr char kPassName[] = "insert-proxy-fences";
+constexpr char kSharedFences[] = "shared-fences-inserted";
+constexpr char kGlobalFences[] = "global-fences-inserted";
+constexpr char kInitFences[] = "mbarrier-init-fences-inserted";
+constexpr char kEdges[] = "unfenced-edges";
+
+struct Options {
+  FencePlacement placement = FencePlacement::kWriters;
+  bool hoist = true;
+  bool predicate = true;
+  std::string shared_space = "shared_cta";
+};
+
+absl::Status OptionError(absl::string_view message) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("pass '", kPassName, "': ", message));
+}
+
+absl::StatusOr<Options> ParseOptions(const PassOptions& pass_options) {
+  Options options;
+  absl::StatusOr<std::string> placement =
+      pass_options.GetString("placement", "writers");
+  if (!placement.ok()) return placement.status();
+  if (*placement == "issuer") {
+    options.placement = FencePlacement::kIssuer;
+  } else if (*placement != "writers") {
+    return OptionError(
+        absl::StrCat("option 'placement' must be writers or issuer, got '",
+                     *placement, "'"));
+  }
+  absl::StatusOr<std::string> space =
+      pass_options.GetString("space", "shared-cta");
+  if (!space.ok()) return space.status();
+  if (*space == "all") {
+    options.shared_space = "all";
+  } else if (*space != "shared-cta") {
+    return OptionError(absl::StrCat(
+        "option 'space' must be shared-cta or all, got '", *space, "'"));
+  }
+  absl::StatusOr<bool> hoist = pass_options.GetBool("hoist", true);
+  if (!hoist.ok()) return hoist.status();
+  options.hoist = *hoist;
+  absl::StatusOr<bool> predicate = pass_options.GetBool("predicate", true);
+  if (!predicate.ok()) return predicate.status();
+  options.predicate = *predicate;
+  if (options.placement == FencePlacement::kWriters) {
+    for (const auto& [name, value] : pass_options.values()) {
+      if (name == "predicate") {
+        return OptionError(
+            "option 'predicate' applies to placement=issuer only (writers "
+            "fence in every writing thread)");
+      }
+    }
+  }
+  return options;
+}
+
+// Where a fence goes: before position `index` of `region`.
+struct Position {
+  Region* region = nullptr;
+  int index = 0;
+  bool operator==(const Position& other) const {
+    return region == other.region && index == other.index;
+  }
+};
+
+Position Before(Op* op) {
+  Region* region = op->parent_region();
+  return Position{region, region->IndexOf(op)};
+}
+
+Position After(Op* op) {
+  Region* region = op->parent_region();
+  return Position{region, region->IndexOf(op) + 1};
+}
+
+bool IsInside(const Op* op, const Op* ancestor) {
+  for (const Op* parent = op->parent_op(); parent != nullptr;
+       parent = parent->parent_op()) {
+    if (parent == ancestor) return true;
+  }
+  return false;
+}
+
+// The op in `region` that holds `op` (itself or an ancestor), or null.
+Op* AncestorIn(Op* op, const Region* region) {
+  for (Op* current = op; current != nullptr; current = current->parent_op()) {
+    if (current->parent_region() == region) return current;
+  }
+  return nullptr;
+}
+
+// Computation only: no memory, no synchronization, no regions.
+bool IsPlainComputation(const Op& op) {
+  return !FactsOf(op.kind()).has_side_effects && op.num_regions() == 0 &&
+         MemoryEffectsOf(op).empty();
+}
+
+// The first op of `region` that is not plain computation, or null.
+const Op* FirstEffectful(const Region& region) {
+  for (int i = 0; i < region.size(); ++i) {
+    if (!IsPlainComputation(region.op(i))) return &region.op(i);
+  }
+  return nullptr;
+}
+
+bool AccessesAsyncData(const Op& op) {
+  for (const MemoryEffect& effect : MemoryEffectsOf(op)) {
+    if (effect.proxy == Proxy::kAsync &&
+        effect.space != MemorySpace::kRegister) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether some op in `region` (at any depth) writes `buffer` through the
+// generic proxy.
+bool WritesGeneric(const Region& region, const Value* buffer) {
+  bool writes = false;
+  Walk(region, [&](const Op& op) {
+    for (const MemoryEffect& effect : MemoryEffectsOf(op)) {
+      if (effect.proxy == Proxy::kGeneric && effect.writes() &&
+          (effect.buffer == buffer || effect.whole_buffer)) {
+        writes = true;
+      }
+    }
+  });
+  return writes;
+}
+
+// Writers: after the generic access, or after a loop around it, staying
+// inside the region that also holds the async use and inside the access's
+// guards. Most hoisted first.
+std::vector<Position> WriterPositions(const UnorderedPair& pair, bool hoist) {
+  Op* first = const_cast<Op*>(pair.first);
+  Op* second = const_cast<Op*>(pair.second);
+  std::vector<Position> positions = {After(first)};
+  if (!hoist) return positions;
+  // The innermost region holding both accesses bounds the hoisting.
+  const Op* top = nullptr;
+  for (Op* op = second; op != nullptr && top == nullptr; op = op->parent_op()) {
+    top = AncestorIn(first, op->parent_region());
+  }
+  for (Op* op = first->parent_op(); op != nullptr; op = op->parent_op()) {
+    if (top != nullptr && op != top && IsInside(top, op)) break;
+    if (op->kind() == OpKind::kFor) positions.push_back(After(op));
+    if (op == top) break;
+  }
+  std::reverse(positions.begin(), positions.end());
+  return positions;
+}
+
+// Issuer: right before the async op (predicate=true) or before the
+// outermost `if` guarding it (predicate=false); hoisted before an `if`
+// whose branches both start with async ops, and before loops that hold
+// neither the generic access nor a generic write of the consumed buffer.
+std::vector<Position> IssuerPositions(const UnfencedPair& unfenced, bool hoist,
+                                      bool predicate) {
+  Op* first = const_cast<Op*>(unfenced.pair.first);
+  Op* anchor = const_cast<Op*>(unfenced.pair.second);
+  const std::vector<MemoryEffect> effects = MemoryEffectsOf(*anchor);
+  const Value* consumed =
+      unfenced.pair.second_effect < static_cast<int>(effects.size())
+          ? effects[unfenced.pair.second_effect].buffer
+          : nullptr;
+  if (!predicate) {
+    while (anchor->parent_op() != nullptr &&
+           anchor->parent_op()->kind() == OpKind::kIf) {
+      anchor = anchor->parent_op();
+    }
+  }
+  std::vector<Position> positions = {Before(anchor)};
+  if (!hoist) return positions;
+  while (Op* parent = anchor->parent_op()) {
+    const Region& region = *anchor->parent_region();
+    if (parent->kind() == OpKind::kIf && FirstEffectful(region) == anchor &&
+        parent->num_regions() == 2 && parent->region(0).size() > 0 &&
+        parent->region(1).size() > 0) {
+      const Region& other =
+          &parent->region(0) == &region ? parent->region(1) : parent->region(0);
+      const Op* other_first = FirstEffectful(other);
+      if (other_first != nullptr && AccessesAsyncData(*other_first)) {
+        anchor = parent;
+        continue;
+      }
+    }
+    if (parent->kind() == OpKind::kFor && !IsInside(first, parent) &&
+        (consumed == nullptr || !WritesGeneric(parent->region(0), consumed))) {
+      anchor = parent;
+      continue;
+    }
+    break;
+  }
+  if (!(Before(anchor) == positions.front())) {
+    positions.insert(positions.begin(), Before(anchor));
+  }
+  return positions;
+}
+
+bool SamePair(const UnfencedPair& a, const UnfencedPair& b) {
+  return a.pair.first == b.pair.first &&
+         a.pair.first_effect == b.pair.first_effect &&
+         a.pair.second == b.pair.second &&
+         a.pair.second_effect == b.pair.second_effect &&
+         a.pair.carried == b.pair.carried &&
+         a.pair.carried_loop == b.pair.carried_loop && a.need == b.need;
+}
+
+std::vector<Op*> InProgramOrder(Kernel& kernel, const std::set<Op*>& ops) {
+  std::vector<Op*> ordered;
+  Walk(kernel.body(), [&](Op& op) {
+    if (ops.count(&op)) ordered.push_back(&op);
+  });
+  return ordered;
+}
+
+void Remove(Op* op) {
+  Region* region = op->parent_region();
+  region->Take(region->IndexOf(op));
+}
+
+class FenceInserter {
+ public:
+  FenceInserter(Kernel& kernel, const Options& options, PassStatistics& stats)
+      : kernel_(kernel), options_(options), stats_(stats) {}
+
+  absl::Status Run() {
+    std::vector<UnfencedPair> pairs =
+        FindUnfencedPairs(kernel_, options_.placement);
+    stats_.Add(kEdges, CountEdges(pairs));
+    while (!pairs.empty()) {
+      // Edges within one iteration first: their fences often cover the
+      // carried ones too.
+      auto same_iteration =
+          std::find_if(pairs.begin(), pairs.end(),
+                       [](const UnfencedPair& p) { return !p.pair.carried; });
+      const UnfencedPair unfenced =
+          same_iteration != pairs.end() ? *same_iteration : pairs.front();
+      std::optional<std::vector<UnfencedPair>> remaining = Place(unfenced);
+      if (!remaining) return PlacementError(unfenced);
+      pairs = std::move(*remaining);
+    }
+    if (options_.hoist) Minimize();
+    RecordProvenance();
+    for (Op* fence : InProgramOrder(kernel_, inserted_)) {
+      if (fence->kind() == OpKind::kFenceMbarrierInit) {
+        stats_.Add(kInitFences);
+      } else if (fence->GetString("space") == "global") {
+        stats_.Add(kGlobalFences);
+      } else {
+        stats_.Add(kSharedFences);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // Distinct (generic access, async access) pairs, whatever loops they
+  // straddle.
+  static int64_t CountEdges(const std::vector<UnfencedPair>& pairs) {
+    std::set<std::tuple<const Op*, int, const Op*, int>> edges;
+    for (const UnfencedPair& p : pairs) {
+      edges.emplace(p.pair.first, p.pair.first_effect, p.pair.second,
+                    p.pair.second_effect);
+    }
+    return static_cast<int64_t>(edges.size());
+  }
+
+  std::vector<Position> Candidates(const UnfencedPair& unfenced) const {
+    if (unfenced.need == FenceNeed::kMbarrierInit ||
+        options_.placement == FencePlacement::kWriters) {
+      return WriterPositions(unfenced.pair, options_.hoist);
+    }
+    return IssuerPositions(unfenced, options_.hoist, options_.predicate);
+  }
+
+  // Keeps a fence at the first candidate position that fences `unfenced`;
+  // returns the edges left, or nullopt when no position works.
+  std::optional<std::vector<UnfencedPair>> Place(const UnfencedPair& unfenced) {
+    for (const Position& position : Candidates(unfenced)) {
+      Op* fence = CreateFence(position, unfenced);
+      std::vector<UnfencedPair> pairs =
+          FindUnfencedPairs(kernel_, options_.placement);
+      const bool fenced = std::none_of(
+          pairs.begin(), pairs.end(),
+          [&](const UnfencedPair& p) { return SamePair(p, unfenced); });
+      if (fenced) {
+        inserted_.insert(fence);
+        return pairs;
+      }
+      Remove(fence);
+    }
+    return std::nullopt;
+  }
+
+  Op* CreateFence(const Position& position, const UnfencedPair& unfenced) {
+    OpBuilder builder(*position.region, position.index);
+    const bool at_issuer = options_.placement == FencePlacement::kIssuer &&
+                           unfenced.need != FenceNeed::kMbarrierInit;
+    builder.set_loc(at_issuer ? unfenced.pair.second->loc()
+                              : unfenced.pair.first->loc());
+    builder.set_provenance(Provenance{kPassName, {}});
+    switch (unfenced.need) {
+      case FenceNeed::kMbarrierInit:
+        return builder.Create(OpKind::kFenceMbarrierInit, {});
+      case FenceNeed::kGlobalProxy:
+        return builder.Create(OpKind::kFenceProxyAsync, {},
+                              {{"space", Attribute::Enum("global")}});
+      case FenceNeed::kSharedProxy:
+        break;
+    }
+    return builder.Create(OpKind::kFenceProxyAsync, {},
+                          {{"space", Attribute::Enum(options_.shared_space)}});
+  }
+
+  absl::Status PlacementError(const UnfencedPair& unfenced) const {
+    const UnorderedPair& pair = unfenced.pair;
+    return Error(pair.second->loc())
+               .Note(
+                   pair.first->loc(),
+                   absl::StrCat("the generic access: ",
+                                DescribeAccess(*pair.first, pair.first_effect),
+                                pair.carried ? " (an earlier iteration)" : ""))
+           << kPassName << ": "
+           << DescribeAccess(*pair.second, pair.second_effect) << " at "
+           << pair.second->loc().LineColumn() << " must be fenced after "
+           << DescribeAccess(*pair.first, pair.first_effect) << " at "
+           << pair.first->loc().LineColumn()
+           << ", but no fence position of the "
+           << (options_.placement == FencePlacement::kWriters ? "writers"
+                                                              : "issuer")
+           << " placement orders them (they need a barrier or release "
+              "between them that a fence can precede)";
+  }
+
+  // Drops each inserted fence (in program order) that no edge needs.
+  void Minimize() {
+    for (Op* fence : InProgramOrder(kernel_, inserted_)) {
+      SyncAnalysisOptions options;
+      options.ignored.insert(fence);
+      if (FindUnfencedPairs(kernel_, options_.placement, options).empty()) {
+        inserted_.erase(fence);
+        Remove(fence);
+      }
+    }
+  }
+
+  // Records on each fence the accesses it alone fences.
+  void RecordProvenance() {
+    for (Op* fence : InProgramOrder(kernel_, inserted_)) {
+      SyncAnalysisOptions options;
+      options.ignored.insert(fence);
+      std::vector<const Op*> because;
+      for (const UnfencedPair& p :
+           FindUnfencedPairs(kernel_, options_.placement, options)) {
+        because.push_back(p.pair.first);
+        because.push_back(p.pair.second);
+      }
+      std::sort(because.begin(), because.end(), [](const Op* a, const Op* b) {
+        return std::make_pair(a->loc().line, a->loc().column) <
+               std::make_pair(b->loc().line, b->loc().column);
+      });
+      because.erase(std::unique(because.begin(), because.end()), because.end());
+      Provenance provenance{kPassName, {}};
+      for (const Op* op : because) {
+        if (op->loc().known()) provenance.because.push_back(op->loc());
+      }
+      fence->set_provenance(std::move(provenance));
+    }
+  }
+
+  Kernel& kernel_;
+  const Options& options_;
+  PassStatistics& stats_;
+  std::set<Op*> inserted_;
+};
+
+}  // namespace
+
+absl::Status InsertProxyFences(Kernel& kernel, const PassOptions& options,
+                               PassContext& context) {
+  for (const char* counter :
+       {kSharedFences, kGlobalFences, kInitFences, kEdges}) {
+    context.stats.Add(counter, 0);
+  }
+  absl::StatusOr<Options> parsed = ParseOptions(options);
+  if (!parsed.ok()) return parsed.status();
+  return FenceInserter(kernel, *parsed, context.stats).Run();
+}
+
+}  // namespace kir
