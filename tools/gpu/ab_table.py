@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Prints a Markdown table from `kir-run --compare-pipelines --json` files.
+
+    python3 tools/gpu/ab_table.py tools/gpu/results/ab/*.json
+    python3 tools/gpu/ab_table.py --readme README.md tools/gpu/results/ab/*.json
+
+One row per experiment: the two pipelines (P1 and P2, shortened to what
+differs), the time of each (median of the repeats' medians), both against
+the same-run copy floor, and time(P2) / time(P1) with its min and max over
+the repeats (above 1: P2 is slower).
+"""
+import json
+import os
+import sys
+
+
+def shorten(p1, p2):
+    a, b = p1.split(","), p2.split(",")
+    # Keep only the passes that differ.
+    da = [x for x, y in zip(a, b) if x != y] or a
+    db = [y for x, y in zip(a, b) if x != y] or b
+    return ",".join(da), ",".join(db)
+
+
+def table(paths):
+    lines = ["| experiment | P1 | P2 | P1 us | P2 us | floor (copy) us | "
+             "P2 / P1 (min-max) |", "|---|---|---|---|---|---|---|"]
+    device = None
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        device = device or data.get("device", {}).get("name")
+        for result in data["results"]:
+            variants = result.get("variants", [])
+            compare = result.get("compare")
+            if len(variants) != 2 or not compare:
+                lines.append("| %s | %s | | | | | |" % (
+                    os.path.basename(path)[:-5], result.get("status")))
+                continue
+            p1, p2 = shorten(variants[0]["pipeline"], variants[1]["pipeline"])
+            floor = result["baseline"]["time"]["median_ms"]
+            lines.append("| %s | `%s` | `%s` | %.1f | %.1f | %.1f | %.4f (%.4f-%.4f) |" % (
+                os.path.basename(path)[:-5], p1, p2,
+                variants[0]["time"]["median_ms"] * 1e3,
+                variants[1]["time"]["median_ms"] * 1e3, floor * 1e3,
+                compare["ratio_p2_over_p1"], compare["min"], compare["max"]))
+    lines.append("")
+    lines.append("Device: %s. Each variant: the median of %s repeats, each the "
+                 "median of 50 launches, interleaved with the other variant." %
+                 (device, "the"))
+    return "\n".join(lines)
+
+
+def main(argv):
+    if argv and argv[0] == "--readme":
+        readme, paths = argv[1], argv[2:]
+        with open(readme, encoding="utf-8") as f:
+            text = f.read()
+        begin, end = "<!-- ab-table:begin -->", "<!-- ab-table:end -->"
+        head, rest = text.split(begin)
+        _, tail = rest.split(end)
+        with open(readme, "w", encoding="utf-8") as f:
+            f.write(head + begin + "\n" + table(paths) + "\n" + end + tail)
+    else:
+        print(table(argv))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
