@@ -14,8 +14,21 @@ import os
 import sys
 
 
+def passes(pipeline):
+    """Splits `a,b{x=1,y=2},c` at the commas outside braces."""
+    parts, depth, current = [], 0, ""
+    for c in pipeline:
+        if c == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        current += c
+    return parts + [current]
+
+
 def shorten(p1, p2):
-    a, b = p1.split(","), p2.split(",")
+    a, b = passes(p1), passes(p2)
     # Keep only the passes that differ.
     da = [x for x, y in zip(a, b) if x != y] or a
     db = [y for x, y in zip(a, b) if x != y] or b
@@ -26,6 +39,7 @@ def table(paths):
     lines = ["| experiment | P1 | P2 | P1 us | P2 us | floor (copy) us | "
              "P2 / P1 (min-max) |", "|---|---|---|---|---|---|---|"]
     device = None
+    repeats = None
     for path in paths:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -39,15 +53,16 @@ def table(paths):
                 continue
             p1, p2 = shorten(variants[0]["pipeline"], variants[1]["pipeline"])
             floor = result["baseline"]["time"]["median_ms"]
+            repeats = compare.get("repeats")
             lines.append("| %s | `%s` | `%s` | %.1f | %.1f | %.1f | %.4f (%.4f-%.4f) |" % (
                 os.path.basename(path)[:-5], p1, p2,
                 variants[0]["time"]["median_ms"] * 1e3,
                 variants[1]["time"]["median_ms"] * 1e3, floor * 1e3,
                 compare["ratio_p2_over_p1"], compare["min"], compare["max"]))
     lines.append("")
-    lines.append("Device: %s. Each variant: the median of %s repeats, each the "
-                 "median of 50 launches, interleaved with the other variant." %
-                 (device, "the"))
+    lines.append("Device: %s. Each variant's time: the median over %s repeats "
+                 "of the median of 50 launches, the two variants interleaved; "
+                 "the ratio's min-max is over the repeats." % (device, repeats))
     return "\n".join(lines)
 
 
