@@ -2,6 +2,9 @@
 //
 //   parse -> verify -> print -> parse -> verify -> StructurallyEqual -> print
 //
+// The input's `// run:` directives are parsed too, and checked against the
+// module when it verifies (kir-run's CPU side), for crashes only.
+//
 // Inputs that fail to parse or verify are fine (that is the diagnostics'
 // job); a crash, a sanitizer report, or a broken round trip aborts, which
 // libFuzzer records as a crashing input.
@@ -17,6 +20,8 @@
 #include "ir/verifier.h"
 #include "parser/parser.h"
 #include "printer/kir_printer.h"
+#include "tools/kir-run/binding.h"
+#include "tools/kir-run/directive.h"
 
 namespace kir {
 namespace {
@@ -33,8 +38,17 @@ namespace {
 }
 
 void CheckRoundTrip(absl::string_view text) {
+  auto source = std::make_shared<SourceFile>();
+  source->name = "input.kir";
+  source->text = std::string(text);
+  auto directives = ParseRunDirectives(source);
   auto first = ParseModuleString(text, "input.kir");
   if (!first.ok() || !Verify(**first).ok()) return;
+  if (directives.ok()) {
+    for (const RunDirective& directive : *directives) {
+      (void)ValidateDirective(directive, **first);
+    }
+  }
 
   // Provenance is part of the structure, so print it to round-trip it.
   PrintOptions options;

@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "parser/parser.h"
-#include "tools/kir-run/runner.h"
+#include "tools/kir-run/binding.h"
 
 namespace kir {
 namespace {

@@ -2,9 +2,9 @@
 // compiles it, binds sizes and inputs, launches it, checks its outputs
 // against references, and optionally times it.
 //
-// The CPU-only part (Prepare*, ValidateDirective) works without a GPU, so a
-// directive's mistakes are reported as located errors wherever kir-run runs,
-// never turned into a skip.
+// The CPU-only parts (PrepareKernel here, ValidateDirective in binding.h)
+// work without a GPU, so a directive's mistakes are reported as located
+// errors wherever kir-run runs, never turned into a skip.
 #ifndef KIR_TOOLS_KIR_RUN_RUNNER_H_
 #define KIR_TOOLS_KIR_RUN_RUNNER_H_
 
@@ -20,6 +20,7 @@
 #include "ir/location.h"
 #include "printer/cuda_emitter.h"
 #include "printer/nvrtc_compiler.h"
+#include "tools/kir-run/binding.h"
 #include "tools/kir-run/directive.h"
 
 namespace kir {
@@ -46,13 +47,6 @@ absl::StatusOr<PreparedKernel> PrepareKernel(
     const std::string& pipeline, const std::string& kernel_name,
     const std::string& dump_dir, const std::string& dump_tag,
     bool verify = true);
-
-// Checks a directive against the (unlowered) module: the kernel exists,
-// every size, tensor and scalar parameter is bound with a value of the
-// right kind, every check names a tensor parameter, and every reference
-// names a parameter or size and has the output's shape.
-absl::Status ValidateDirective(const RunDirective& directive,
-                               const Module& module);
 
 struct RunOptions {
   // --directive: run this directive (the text after `run:`) instead of the
