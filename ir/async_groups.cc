@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "ir/static_values.h"
 
 namespace kir {
 namespace {
@@ -32,30 +33,6 @@ std::optional<OpKind> CommitKindOf(OpKind wait) {
     default:
       return std::nullopt;
   }
-}
-
-std::optional<int64_t> IntegerConstant(const Value* value) {
-  if (value == nullptr || value->kind() != Value::Kind::kResult) {
-    return std::nullopt;
-  }
-  const Op* op = value->defining_op();
-  if (op->kind() != OpKind::kConst) return std::nullopt;
-  const Attribute* attr = op->FindAttr("value");
-  if (attr == nullptr || attr->kind != AttrKind::kNumber ||
-      !attr->is_integral) {
-    return std::nullopt;
-  }
-  return attr->int_value;
-}
-
-std::optional<int64_t> TripCount(const Op& loop) {
-  if (loop.num_operands() < 3) return std::nullopt;
-  std::optional<int64_t> lower = IntegerConstant(loop.operand_value(0));
-  std::optional<int64_t> upper = IntegerConstant(loop.operand_value(1));
-  std::optional<int64_t> step = IntegerConstant(loop.operand_value(2));
-  if (!lower || !upper || !step || *step <= 0) return std::nullopt;
-  if (*upper <= *lower) return 0;
-  return (*upper - *lower + *step - 1) / *step;
 }
 
 bool IsInside(const Op& op, const Op& ancestor) {

@@ -763,4 +763,17 @@ std::string DescribeEffects(const Op& op) {
   return text;
 }
 
+Completion GroupCompletion(TokenKind kind) {
+  switch (kind) {
+    case TokenKind::kBulk:
+      return Completion::kBulkGroup;
+    case TokenKind::kWgmma:
+      return Completion::kWgmmaGroup;
+    case TokenKind::kCpAsync:
+      return Completion::kCpAsyncGroup;
+  }
+  KIR_CHECK(false) << "unknown token kind";
+  return Completion::kImmediate;
+}
+
 }  // namespace kir

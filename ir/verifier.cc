@@ -155,18 +155,6 @@ TokenKind GroupTokenKind(OpKind kind) {
   }
 }
 
-Completion GroupCompletion(TokenKind kind) {
-  switch (kind) {
-    case TokenKind::kBulk:
-      return Completion::kBulkGroup;
-    case TokenKind::kWgmma:
-      return Completion::kWgmmaGroup;
-    case TokenKind::kCpAsync:
-      return Completion::kCpAsyncGroup;
-  }
-  return Completion::kBulkGroup;
-}
-
 bool IsMbarrierOp(OpKind kind) {
   return kind == OpKind::kMbarrierInit || kind == OpKind::kMbarrierArrive ||
          kind == OpKind::kMbarrierArriveTx || kind == OpKind::kMbarrierWait ||

@@ -35,6 +35,7 @@
 #include "ir/check.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
+#include "ir/static_values.h"
 #include "ir/thread_analysis.h"
 
 namespace kir {
@@ -55,18 +56,6 @@ constexpr int kMaxCloneDepth = 6;
 
 constexpr TokenKind kGroupKinds[] = {TokenKind::kBulk, TokenKind::kWgmma,
                                      TokenKind::kCpAsync};
-
-Completion GroupCompletion(TokenKind kind) {
-  switch (kind) {
-    case TokenKind::kBulk:
-      return Completion::kBulkGroup;
-    case TokenKind::kWgmma:
-      return Completion::kWgmmaGroup;
-    case TokenKind::kCpAsync:
-      return Completion::kCpAsyncGroup;
-  }
-  return Completion::kImmediate;
-}
 
 // The op kind with the given synchronization for `group` (commit or wait),
 // or the register fence, looked up in the effects table.
@@ -215,29 +204,6 @@ bool DefinedInside(const Value* value, const Op& loop) {
   const Op* owner = value->defining_op();
   if (owner == nullptr) return false;  // sizes and parameters
   return owner == &loop || Contains(loop, *owner);
-}
-
-std::optional<int64_t> IntegerConstant(const Value* value) {
-  if (value == nullptr || value->kind() != Value::Kind::kResult) {
-    return std::nullopt;
-  }
-  const Op* op = value->defining_op();
-  if (op->kind() != OpKind::kConst) return std::nullopt;
-  const Attribute* attr = op->FindAttr("value");
-  if (attr == nullptr || attr->kind != AttrKind::kNumber ||
-      !attr->is_integral) {
-    return std::nullopt;
-  }
-  return attr->int_value;
-}
-
-std::optional<int64_t> TripCount(const Op& loop) {
-  std::optional<int64_t> lower = IntegerConstant(loop.operand_value(0));
-  std::optional<int64_t> upper = IntegerConstant(loop.operand_value(1));
-  std::optional<int64_t> step = IntegerConstant(loop.operand_value(2));
-  if (!lower || !upper || !step || *step <= 0) return std::nullopt;
-  if (*upper <= *lower) return 0;
-  return (*upper - *lower + *step - 1) / *step;
 }
 
 // Ops that can be recomputed elsewhere with the same result: no memory,

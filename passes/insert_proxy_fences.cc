@@ -23,6 +23,7 @@
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
 #include "ir/sync_check.h"
+#include "passes/op_utils.h"
 
 namespace kir {
 namespace {
@@ -236,19 +237,6 @@ bool SamePair(const UnfencedPair& a, const UnfencedPair& b) {
          a.pair.carried_loop == b.pair.carried_loop && a.need == b.need;
 }
 
-std::vector<Op*> InProgramOrder(Kernel& kernel, const std::set<Op*>& ops) {
-  std::vector<Op*> ordered;
-  Walk(kernel.body(), [&](Op& op) {
-    if (ops.count(&op)) ordered.push_back(&op);
-  });
-  return ordered;
-}
-
-void Remove(Op* op) {
-  Region* region = op->parent_region();
-  region->Take(region->IndexOf(op));
-}
-
 class FenceInserter {
  public:
   FenceInserter(Kernel& kernel, const Options& options, PassStatistics& stats)
@@ -318,7 +306,7 @@ class FenceInserter {
         inserted_.insert(fence);
         return pairs;
       }
-      Remove(fence);
+      RemoveOp(fence);
     }
     return std::nullopt;
   }
@@ -370,7 +358,7 @@ class FenceInserter {
       options.ignored.insert(fence);
       if (FindUnfencedPairs(kernel_, options_.placement, options).empty()) {
         inserted_.erase(fence);
-        Remove(fence);
+        RemoveOp(fence);
       }
     }
   }

@@ -19,6 +19,7 @@
 #include "ir/effects.h"
 #include "ir/sync_check.h"
 #include "ir/thread_analysis.h"
+#include "passes/op_utils.h"
 
 namespace kir {
 namespace {
@@ -149,19 +150,6 @@ absl::Status PairError(const Location& at, const UnorderedPair& pair,
          << Where(*pair.first) << " in other threads, but " << why;
 }
 
-std::vector<Op*> InProgramOrder(Kernel& kernel, const std::set<Op*>& ops) {
-  std::vector<Op*> ordered;
-  Walk(kernel.body(), [&](Op& op) {
-    if (ops.count(&op)) ordered.push_back(&op);
-  });
-  return ordered;
-}
-
-void Remove(Op* op) {
-  Region* region = op->parent_region();
-  region->Take(region->IndexOf(op));
-}
-
 class SyncInserter {
  public:
   SyncInserter(Kernel& kernel, PassStatistics& stats)
@@ -216,7 +204,7 @@ class SyncInserter {
                << kPassName << ": drop-sync=" << drop << " but only "
                << remaining.size() << " barrier(s) were inserted";
       }
-      Remove(remaining[drop - 1]);
+      RemoveOp(remaining[drop - 1]);
       stats_.Add(kDropped);
     }
     return absl::OkStatus();
@@ -262,7 +250,7 @@ class SyncInserter {
            parent = parent->parent_op()) {
         around = around || parent == culprit;
       }
-      Remove(barrier);
+      RemoveOp(barrier);
       std::string why;
       if (culprit == nullptr || around) {
         why = absl::StrCat("the barrier would sit under ",
@@ -289,7 +277,7 @@ class SyncInserter {
       options.ignored.insert(barrier);
       if (FindUnorderedPairs(kernel_, options).empty()) {
         inserted_.erase(barrier);
-        Remove(barrier);
+        RemoveOp(barrier);
       }
     }
   }

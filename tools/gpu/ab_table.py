@@ -13,6 +13,8 @@ import json
 import os
 import sys
 
+import readme_table
+
 
 def passes(pipeline):
     """Splits `a,b{x=1,y=2},c` at the commas outside braces."""
@@ -66,19 +68,5 @@ def table(paths):
     return "\n".join(lines)
 
 
-def main(argv):
-    if argv and argv[0] == "--readme":
-        readme, paths = argv[1], argv[2:]
-        with open(readme, encoding="utf-8") as f:
-            text = f.read()
-        begin, end = "<!-- ab-table:begin -->", "<!-- ab-table:end -->"
-        head, rest = text.split(begin)
-        _, tail = rest.split(end)
-        with open(readme, "w", encoding="utf-8") as f:
-            f.write(head + begin + "\n" + table(paths) + "\n" + end + tail)
-    else:
-        print(table(argv))
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    readme_table.main(sys.argv[1:], "ab-table", table)

@@ -15,6 +15,8 @@ import json
 import re
 import sys
 
+import readme_table
+
 
 def sizes_of(directive):
     return " ".join(re.findall(r"\b[A-Z]\w*=\d+", directive))
@@ -63,19 +65,5 @@ def table(paths):
     return "\n".join(lines)
 
 
-def main(argv):
-    if argv and argv[0] == "--readme":
-        readme, paths = argv[1], argv[2:]
-        with open(readme, encoding="utf-8") as f:
-            text = f.read()
-        begin, end = "<!-- gpu-table:begin -->", "<!-- gpu-table:end -->"
-        head, rest = text.split(begin)
-        _, tail = rest.split(end)
-        with open(readme, "w", encoding="utf-8") as f:
-            f.write(head + begin + "\n" + table(paths) + "\n" + end + tail)
-    else:
-        print(table(argv))
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    readme_table.main(sys.argv[1:], "gpu-table", table)
