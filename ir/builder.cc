@@ -72,7 +72,7 @@ Value* OpBuilder::Compare(absl::string_view predicate, Value* lhs, Value* rhs,
 Op* OpBuilder::For(Value* lower, Value* upper, Value* step,
                    std::string iv_name, int unroll) {
   AttrList attrs;
-  if (unroll != 1) attrs.push_back({"unroll", Attribute::Int(unroll)});
+  if (unroll != 0) attrs.push_back({"unroll", Attribute::Int(unroll)});
   Op* op = Create(OpKind::kFor, {Use(lower), Use(upper), Use(step)},
                   std::move(attrs));
   kernel().AddRegion(*op, {Type::Scalar(DType::kIndex)}, {iv_name});

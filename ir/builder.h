@@ -59,7 +59,7 @@ class OpBuilder {
   // Structured ops. Each returns the op; fill its regions with a builder
   // made on `op->region(i)`.
   Op* For(Value* lower, Value* upper, Value* step, std::string iv_name = "i",
-          int unroll = 1);
+          int unroll = 0);
   Op* If(Value* condition);  // both regions exist; else may stay empty
   Op* Role(std::string name, int warp_begin, int warp_end);
   Op* SplitK(Value* partial, absl::string_view dim = "z",

@@ -85,7 +85,7 @@ TEST(StructurallyEqualTest, AttributeAtItsDefaultEqualsAbsentOne) {
                                       "{align = 128, swizzle = 0}")),
             "");
   EXPECT_EQ(Difference(kBase,
-                       Replace(kBase, "step %c1 {", "step %c1 {unroll = 1} {")),
+                       Replace(kBase, "step %c1 {", "step %c1 {unroll = 0} {")),
             "");
 }
 
@@ -96,7 +96,7 @@ TEST(StructurallyEqualTest, FindsAttributeDifferences) {
             "kernel @k, body[3] (alloc.shared): attribute 'align': 128 vs 256");
   EXPECT_EQ(Difference(kBase,
                        Replace(kBase, "step %c1 {", "step %c1 {unroll = 2} {")),
-            "kernel @k, body[4] (for): attribute 'unroll': 1 vs 2");
+            "kernel @k, body[4] (for): attribute 'unroll': 0 vs 2");
   EXPECT_EQ(Difference("kernel @k() { %c = const 1 : f32 }",
                        "kernel @k() { %c = const 1.0 : f32 }"),
             "kernel @k, body[0] (const): attribute 'value': 1 vs 1 (float)");

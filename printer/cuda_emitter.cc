@@ -1860,8 +1860,10 @@ absl::Status KernelEmitter::EmitPtx(const Op& op) {
 
 absl::Status KernelEmitter::EmitFor(const Op& op) {
   const Value* iv = op.region(0).argument(0);
+  // `unroll = N`: `#pragma unroll N` (1 keeps the loop rolled); 0, the
+  // default: the compiler decides.
   const int64_t unroll = op.GetInt("unroll");
-  if (unroll > 1) body_.Raw(absl::StrCat("#pragma unroll ", unroll, "\n"));
+  if (unroll > 0) body_.Raw(absl::StrCat("#pragma unroll ", unroll, "\n"));
   Line(absl::StrCat("for (kir_i64 ", Var(iv), " = ", Var(op.operand_value(0)),
                     "; ", Var(iv), " < ", Var(op.operand_value(1)), "; ",
                     Var(iv), " += ", Var(op.operand_value(2)), ") {"));

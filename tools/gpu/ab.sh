@@ -21,11 +21,18 @@ large='@epilogue M=8192 N=8192 acc=normal(seed=1) alpha=0.5 out=fill(nan) => out
 head='canonicalize,uniform-predicates,insert-async-waits,insert-syncs'
 fences='insert-proxy-fences'
 
-# compare NAME P1 P2
+# The same kernel with its sub-tile loop kept rolled (`unroll = 1`), so
+# that ptxas cannot unroll one variant and not the other.
+rolled=$out/epilogue_rolled.kir
+sed 's/for %st = %c0 to %c8 step %c1 {$/for %st = %c0 to %c8 step %c1 {unroll = 1} {/' \
+  "$epilogue" >"$rolled"
+grep -q 'step %c1 {unroll = 1} {$' "$rolled" || echo "ab: could not pin the loop"
+
+# compare NAME P1 P2 [FILE]
 compare() {
-  local name=$1 p1=$2 p2=$3
+  local name=$1 p1=$2 p2=$3 file=${4:-$epilogue}
   "$kir_run" --compare-pipelines "$p1" "$p2" --repeats=${KIR_AB_REPEATS:-7} \
-    --directive="$large" --json="$out/ab/$name.json" "$epilogue" \
+    --directive="$large" --json="$out/ab/$name.json" "$file" \
     >>"$out/ab.log" 2>&1 || echo "ab: $name failed (see ab.log)"
 }
 
@@ -40,4 +47,12 @@ compare issuer-predicate "$head,$fences{placement=issuer,predicate=false},dce" \
 compare uniform-predicates \
   "canonicalize,uniform-predicates{mode=none},insert-async-waits,insert-syncs,$fences{placement=issuer,hoist=true,predicate=true},dce" \
   "canonicalize,uniform-predicates{mode=shfl},insert-async-waits,insert-syncs,$fences{placement=issuer,hoist=true,predicate=true},dce"
+# The same comparisons with the sub-tile loop rolled in both variants.
+compare space-rolled "$head,$fences,dce" "$head,$fences{space=all},dce" "$rolled"
+compare placement-rolled "$head,$fences,dce" "$head,$fences{placement=issuer},dce" "$rolled"
+compare hoist-rolled "$head,$fences,dce" "$head,$fences{hoist=false},dce" "$rolled"
+compare uniform-predicates-rolled \
+  "canonicalize,uniform-predicates{mode=none},insert-async-waits,insert-syncs,$fences{placement=issuer,hoist=true,predicate=true},dce" \
+  "canonicalize,uniform-predicates{mode=shfl},insert-async-waits,insert-syncs,$fences{placement=issuer,hoist=true,predicate=true},dce" \
+  "$rolled"
 python3 tools/gpu/ab_table.py "$out"/ab/*.json

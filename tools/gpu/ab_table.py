@@ -38,8 +38,9 @@ def shorten(p1, p2):
 
 
 def table(paths):
-    lines = ["| experiment | P1 | P2 | P1 us | P2 us | floor (copy) us | "
-             "P2 / P1 (min-max) |", "|---|---|---|---|---|---|---|"]
+    lines = ["| experiment | P1 | P2 | P1 us | P2 us | registers P1 / P2 | "
+             "floor (copy) us | P2 / P1 (min-max) |",
+             "|---|---|---|---|---|---|---|---|"]
     device = None
     repeats = None
     for path in paths:
@@ -50,16 +51,18 @@ def table(paths):
             variants = result.get("variants", [])
             compare = result.get("compare")
             if len(variants) != 2 or not compare:
-                lines.append("| %s | %s | | | | | |" % (
+                lines.append("| %s | %s | | | | | | |" % (
                     os.path.basename(path)[:-5], result.get("status")))
                 continue
             p1, p2 = shorten(variants[0]["pipeline"], variants[1]["pipeline"])
             floor = result["baseline"]["time"]["median_ms"]
             repeats = compare.get("repeats")
-            lines.append("| %s | `%s` | `%s` | %.1f | %.1f | %.1f | %.4f (%.4f-%.4f) |" % (
+            lines.append("| %s | `%s` | `%s` | %.1f | %.1f | %s / %s | %.1f | %.4f (%.4f-%.4f) |" % (
                 os.path.basename(path)[:-5], p1, p2,
                 variants[0]["time"]["median_ms"] * 1e3,
-                variants[1]["time"]["median_ms"] * 1e3, floor * 1e3,
+                variants[1]["time"]["median_ms"] * 1e3,
+                variants[0].get("registers", "?"),
+                variants[1].get("registers", "?"), floor * 1e3,
                 compare["ratio_p2_over_p1"], compare["min"], compare["max"]))
     lines.append("")
     lines.append("Device: %s. Each variant's time: the median over %s repeats "
