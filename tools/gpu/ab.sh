@@ -31,6 +31,8 @@ grep -q 'step %c1 {unroll = 1} {$' "$rolled" || echo "ab: could not pin the loop
 # compare NAME P1 P2 [FILE]
 compare() {
   local name=$1 p1=$2 p2=$3 file=${4:-$epilogue}
+  # KIR_AB_ONLY: a regular expression of the experiments to run.
+  [[ -n ${KIR_AB_ONLY:-} && ! $name =~ ^(${KIR_AB_ONLY})$ ]] && return
   "$kir_run" --compare-pipelines "$p1" "$p2" --repeats=${KIR_AB_REPEATS:-7} \
     --directive="$large" --json="$out/ab/$name.json" "$file" \
     >>"$out/ab.log" 2>&1 || echo "ab: $name failed (see ab.log)"
@@ -56,3 +58,5 @@ compare uniform-predicates-rolled \
   "canonicalize,uniform-predicates{mode=shfl},insert-async-waits,insert-syncs,$fences{placement=issuer,hoist=true,predicate=true},dce" \
   "$rolled"
 python3 tools/gpu/ab_table.py "$out"/ab/*.json
+# One archive, so that every JSON file comes back whatever their number.
+tar czf "$out/ab.tgz" -C "$out" ab
