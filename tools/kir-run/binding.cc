@@ -1,5 +1,6 @@
 #include "tools/kir-run/binding.h"
 
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -12,6 +13,28 @@ namespace {
 
 std::string ShapeText(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+// A scalar parameter's value fits its type: integers are whole and in
+// range, i1 is 0 or 1.
+absl::Status CheckScalarValue(const Binding& binding, const Value* param) {
+  const DType dtype = param->type().dtype();
+  if (!IsInteger(dtype)) return absl::OkStatus();
+  double low = -9.2233720368547758e18, high = 9.2233720368547748e18;
+  if (dtype == DType::kI1) {
+    low = 0;
+    high = 1;
+  } else if (dtype == DType::kI32) {
+    low = -2147483648.0;
+    high = 2147483647.0;
+  }
+  if (binding.number != std::floor(binding.number) || binding.number < low ||
+      binding.number > high) {
+    return Error(binding.loc)
+           << "'" << binding.name << "' is " << DTypeName(dtype)
+           << "; it takes a whole number in [" << low << ", " << high << "]";
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -183,6 +206,15 @@ absl::Status ValidateDirective(const RunDirective& directive,
       errors.push_back(Error(binding.loc)
                        << "'" << binding.name << "' is " << KindWord(kind)
                        << "; it takes a number");
+    } else if (kind == NameKind::kScalar) {
+      if (absl::Status s = CheckScalarValue(binding, it->second.value); !s.ok())
+        errors.push_back(s);
+    } else if (kind == NameKind::kTensor &&
+               it->second.value->type().rank() > kMaxTensorRank) {
+      errors.push_back(Error(binding.loc)
+                       << "kir-run handles tensors of rank " << kMaxTensorRank
+                       << " at most; '" << binding.name << "' has rank "
+                       << it->second.value->type().rank());
     }
   }
   absl::StatusOr<SizeBindings> sizes = BindSizes(directive, names);

@@ -19,6 +19,9 @@ namespace kir {
 
 enum class NameKind { kSize, kTensor, kTensorMap, kScalar };
 
+// The largest tensor rank kir-run binds (its reference kernels' limit).
+inline constexpr int kMaxTensorRank = 8;
+
 // What a directive's name stands for in a kernel.
 struct NamedThing {
   NameKind kind;

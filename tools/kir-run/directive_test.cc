@@ -13,6 +13,7 @@ namespace kir {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::shared_ptr<const SourceFile> Source(const std::string& text) {
   auto source = std::make_shared<SourceFile>();
@@ -133,6 +134,40 @@ absl::Status Validate(const std::string& directive) {
   auto directives = ParseRunDirectives(source);
   EXPECT_TRUE(directives.ok()) << directives.status();
   return ValidateDirective((*directives)[0], **module);
+}
+
+TEST(ValidateDirectiveTest, IntegerScalarsAndTensorRanks) {
+  auto source = Source(
+      "// run: @k n=1.5 flag=2 x=zeros\n"
+      "// run: @k n=3000000000 flag=1 x=zeros\n"
+      "// run: @k n=-7 flag=0 x=zeros\n"
+      "kernel @k (%n: i32, %flag: i1,\n"
+      "    %x: global f32[1, 1, 1, 1, 1, 1, 1, 1, 2]) grid(1) block(32) {\n"
+      "}\n");
+  auto module = ParseModule(source);
+  ASSERT_TRUE(module.ok()) << module.status();
+  // Give each directive a check (the parser requires one).
+  auto with_checks = std::make_shared<SourceFile>(*source);
+  std::string& body = with_checks->text;
+  for (size_t at = body.find("x=zeros"); at != std::string::npos;
+       at = body.find("x=zeros", at + 1)) {
+    body.insert(at + 7, " => x == 0");
+  }
+  auto directives = ParseRunDirectives(with_checks);
+  ASSERT_TRUE(directives.ok()) << directives.status();
+  ASSERT_EQ(directives->size(), 3u);
+  absl::Status first = ValidateDirective((*directives)[0], **module);
+  EXPECT_THAT(first.message(),
+              HasSubstr("'n' is i32; it takes a whole number"));
+  EXPECT_THAT(first.message(), HasSubstr("'flag' is i1; it takes a whole "
+                                         "number in [0, 1]"));
+  EXPECT_THAT(first.message(), HasSubstr("kir-run handles tensors of rank 8 "
+                                         "at most; 'x' has rank 9"));
+  absl::Status second = ValidateDirective((*directives)[1], **module);
+  EXPECT_THAT(second.message(), HasSubstr("'n' is i32"));
+  absl::Status third = ValidateDirective((*directives)[2], **module);
+  EXPECT_THAT(third.message(), Not(HasSubstr("'n' is i32")));
+  EXPECT_THAT(third.message(), Not(HasSubstr("'flag'")));
 }
 
 TEST(ValidateDirectiveTest, AcceptsAWellFormedDirective) {

@@ -8,11 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "printer/nvrtc_compiler.h"
+#include "tools/kir-run/binding.h"
 
 namespace kir {
 namespace {
 
-constexpr int kMaxRank = 8;
+constexpr int kMaxRank = kMaxTensorRank;
 
 // Passed by value to the support kernels; the same layout is declared in
 // kSupportSource.
