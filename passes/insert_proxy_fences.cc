@@ -46,7 +46,8 @@ absl::Status OptionError(absl::string_view message) {
       absl::StrCat("pass '", kPassName, "': ", message));
 }
 
-absl::StatusOr<Options> ParseOptions(const PassOptions& pass_options) {
+absl::StatusOr<Options> ParseOptions(const PassOptions& pass_options,
+                                     const Kernel& kernel) {
   Options options;
   absl::StatusOr<std::string> placement =
       pass_options.GetString("placement", "writers");
@@ -73,12 +74,15 @@ absl::StatusOr<Options> ParseOptions(const PassOptions& pass_options) {
   absl::StatusOr<bool> predicate = pass_options.GetBool("predicate", true);
   if (!predicate.ok()) return predicate.status();
   options.predicate = *predicate;
+  // Located at the kernel it was asked for, as it is a choice about that
+  // kernel's fences, not a malformed value.
   if (options.placement == FencePlacement::kWriters) {
     for (const auto& [name, value] : pass_options.values()) {
       if (name == "predicate") {
-        return OptionError(
-            "option 'predicate' applies to placement=issuer only (writers "
-            "fence in every writing thread)");
+        return Error(kernel.loc())
+               << "pass '" << kPassName
+               << "': option 'predicate' applies to placement=issuer only "
+                  "(writers fence in every writing thread)";
       }
     }
   }
@@ -182,7 +186,8 @@ std::vector<Position> WriterPositions(const UnorderedPair& pair, bool hoist) {
 }
 
 // Issuer: right before the async op (predicate=true) or before the
-// outermost `if` guarding it (predicate=false); hoisted before an `if`
+// outermost `if` guarding it that does not hold the generic access
+// (predicate=false); hoisted before an `if`
 // whose branches both start with async ops, and before loops that hold
 // neither the generic access nor a generic write of the consumed buffer.
 std::vector<Position> IssuerPositions(const UnfencedPair& unfenced, bool hoist,
@@ -195,8 +200,11 @@ std::vector<Position> IssuerPositions(const UnfencedPair& unfenced, bool hoist,
           ? effects[unfenced.pair.second_effect].buffer
           : nullptr;
   if (!predicate) {
+    // Not above an `if` that also holds the generic access (an acquire in
+    // the issuing thread): a fence there would precede the access.
     while (anchor->parent_op() != nullptr &&
-           anchor->parent_op()->kind() == OpKind::kIf) {
+           anchor->parent_op()->kind() == OpKind::kIf &&
+           !IsInside(first, anchor->parent_op())) {
       anchor = anchor->parent_op();
     }
   }
@@ -401,7 +409,7 @@ absl::Status InsertProxyFences(Kernel& kernel, const PassOptions& options,
        {kSharedFences, kGlobalFences, kInitFences, kEdges}) {
     context.stats.Add(counter, 0);
   }
-  absl::StatusOr<Options> parsed = ParseOptions(options);
+  absl::StatusOr<Options> parsed = ParseOptions(options, kernel);
   if (!parsed.ok()) return parsed.status();
   return FenceInserter(kernel, *parsed, context.stats).Run();
 }

@@ -41,7 +41,8 @@
 //   predicate=true (default; issuer only, an error with writers): the fence
 //     runs under the guards of the op it orders (only the issuing thread);
 //     predicate=false: right before the outermost `if` guarding the op, in
-//     every thread that reaches it.
+//     every thread that reaches it; but inside an `if` that also holds the
+//     generic access (an acquire in the issuing thread, as in split-K).
 //   space=shared-cta (default) | all: the form of shared-memory fences.
 // Errors: a located error when no position of the model fences an edge (the
 //   generic access and the async op are not ordered by a barrier or release
