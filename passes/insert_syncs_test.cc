@@ -4,6 +4,7 @@
 // nothing; provenance and drop-sync.
 #include "passes/insert_syncs.h"
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -241,6 +242,39 @@ TEST(InsertSyncsTest, NegativeDropSyncIsRejected) {
       RunPass(*module->kernels[0], stats, {{"drop-sync", "-1"}});
   EXPECT_FALSE(status.ok());
   EXPECT_NE(status.message().find("must be >= 0"), std::string::npos);
+}
+
+// Four nested loops around a cross-thread RAW: the ordering analysis
+// restarts each inner loop's fixed point from the last one, so the time does
+// not multiply with the depth (it took 13 s here before, 0.6 s after).
+TEST(InsertSyncsTest, DeepLoopNestsStayFast) {
+  std::string text =
+      "kernel @k (%out: global f32[64]) block(64) {\n"
+      "  %c0 = const 0 : index\n  %c1 = const 1 : index\n"
+      "  %c2 = const 2 : index\n  %c63 = const 63 : index\n"
+      "  %one = const 1.0 : f32\n"
+      "  %s = alloc.shared : shared f32[64]\n"
+      "  %tid = thread.id x : index\n  %rev = sub %c63, %tid : index\n";
+  constexpr int kDepth = 4;
+  for (int d = 0; d < kDepth; ++d)
+    absl::StrAppend(&text, "for %i", d, " = %c0 to %c2 step %c1 {\n");
+  absl::StrAppend(&text,
+                  "store %s[%tid], %one\n%v = load %s[%rev] : f32\n"
+                  "store %out[%tid], %v\n");
+  for (int d = 0; d < kDepth; ++d) absl::StrAppend(&text, "}\n");
+  absl::StrAppend(&text, "}\n");
+  std::unique_ptr<Module> module = Parse(text);
+  ASSERT_NE(module, nullptr);
+  PassStatistics stats;
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(RunPass(*module->kernels[0], stats).ok());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_LT(seconds, 6.0);
+  // RAW before the load and WAR before the next iteration's store.
+  EXPECT_EQ(Count(stats, "block-barriers-inserted"), 2);
+  EXPECT_TRUE(CheckSyncs(*module->kernels[0]).ok());
 }
 
 }  // namespace
