@@ -22,10 +22,15 @@ def sizes_of(directive):
     return " ".join(re.findall(r"\b[A-Z]\w*=\d+", directive))
 
 
+def spill_text(value):
+    return "?" if value is None else str(value)
+
+
 def table(paths):
     lines = []
     rows = []
     device = None
+    all_local_zero = True
     for path in paths:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -33,15 +38,21 @@ def table(paths):
         for result in data["results"]:
             variants = result.get("variants") or [{}]
             variant = variants[0]
+            all_local_zero = all_local_zero and variant.get("local_bytes") == 0
             time = variant.get("time")
             baseline = result.get("baseline")
             if time is None or baseline is None:
-                rows.append([result["kernel"], sizes_of(result.get("directive", "")),
+                rows.append([result["kernel"], "",
+                             sizes_of(result.get("directive", "")),
                              result.get("status", "?"), "", "", "", "", ""])
                 continue
             ratio = baseline["time"]["median_ms"] / time["median_ms"]
+            # Hand-lowered (no pipeline) or lowered by the passes.
+            lowering = ("hand" if not variant.get("pipeline") else
+                        "pipeline `%s`" % variant["pipeline"])
             rows.append([
                 result["kernel"],
+                lowering,
                 sizes_of(result["directive"]),
                 "%.1f (%.1f-%.1f)" % (time["median_ms"] * 1e3,
                                       time["min_ms"] * 1e3,
@@ -49,10 +60,10 @@ def table(paths):
                 baseline["name"],
                 "%.2fx" % ratio,
                 str(variant.get("registers", "")),
-                str(variant.get("spill_store_bytes", "")),
+                spill_text(variant.get("spill_store_bytes")),
                 str(variant.get("shared_bytes", "")),
             ])
-    header = ["kernel", "sizes", "time us (min-max)", "baseline",
+    header = ["kernel", "lowered by", "sizes", "time us (min-max)", "baseline",
               "speed vs baseline", "registers", "spill B", "smem B"]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
@@ -61,7 +72,10 @@ def table(paths):
     lines.append("")
     lines.append("Device: %s. Time: median over 5 repeats of the median of 50 "
                  "launches (CUDA events), min-max of the 5; the baseline is "
-                 "timed the same way in the same process." % device)
+                 "timed the same way in the same process. Spills: from "
+                 "`ptxas -v`, ? when the compilation did not report them%s." %
+                 (device, " (local memory, which would hold them, is 0 in "
+                  "every row)" if all_local_zero else ""))
     return "\n".join(lines)
 
 
