@@ -167,6 +167,12 @@ namespace {
 
 OpFacts Pure() { return OpFacts{}; }
 
+OpFacts Computation() {
+  OpFacts facts;
+  facts.computes = true;
+  return facts;
+}
+
 OpFacts Effectful(ExecClass exec = ExecClass::kPerThread,
                   SyncKind sync = SyncKind::kNone) {
   OpFacts facts;
@@ -225,6 +231,7 @@ OpFacts FactsFor(OpKind kind) {
     case OpKind::kClusterCtaRank:
     case OpKind::kLaneId:
     case OpKind::kWarpId:
+      return Computation();
     case OpKind::kAllocShared:
     case OpKind::kAllocReg:
     case OpKind::kAllocWorkspace:

@@ -168,6 +168,11 @@ struct OpFacts {
   // collectives, control flow and raw PTX. Pure arithmetic, index queries,
   // allocations and plain loads are removable.
   bool has_side_effects = false;
+  // A computation: the result is a function of the operands, constants and
+  // the thread's indices only (arithmetic, comparisons, casts, vector
+  // packing, index queries, `const`). No memory, no synchronization: it can
+  // be recomputed, hoisted, or run under any predicate.
+  bool computes = false;
   SyncKind sync = SyncKind::kNone;
   // The async-group kind for commits, waits and the ops a commit batches.
   std::optional<TokenKind> group;

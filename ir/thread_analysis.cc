@@ -22,6 +22,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "ir/check.h"
+#include "ir/effects.h"
 
 namespace kir {
 
@@ -151,36 +152,10 @@ bool IsIntegerScalar(const Type& type) {
 }
 
 // Ops whose result is a pure per-thread function of their operands, so that
-// uniformity of the operands over a set of threads carries over.
-bool IsPureForward(OpKind kind) {
-  switch (kind) {
-    case OpKind::kAdd:
-    case OpKind::kSub:
-    case OpKind::kMul:
-    case OpKind::kDiv:
-    case OpKind::kRem:
-    case OpKind::kMin:
-    case OpKind::kMax:
-    case OpKind::kAnd:
-    case OpKind::kOr:
-    case OpKind::kXor:
-    case OpKind::kShl:
-    case OpKind::kShr:
-    case OpKind::kNot:
-    case OpKind::kNeg:
-    case OpKind::kAbs:
-    case OpKind::kExp:
-    case OpKind::kSqrt:
-    case OpKind::kFma:
-    case OpKind::kCmp:
-    case OpKind::kSelect:
-    case OpKind::kCast:
-    case OpKind::kVecFrom:
-    case OpKind::kVecExtract:
-      return true;
-    default:
-      return false;
-  }
+// uniformity of the operands over a set of threads carries over (sources
+// such as `const` and index queries have no operands and are handled apart).
+bool IsPureForward(const Op& op) {
+  return FactsOf(op.kind()).computes && op.num_operands() > 0;
 }
 
 bool FitsType(int64_t value, const Type& type) {
@@ -507,7 +482,7 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
       break;
     }
     default:
-      if (!IsPureForward(op.kind())) break;  // loads, atomics, ...
+      if (!IsPureForward(op)) break;  // loads, atomics, ...
       {
         // Exact when every operand is.
         std::vector<const ValueState*> args;
@@ -649,7 +624,7 @@ Scope ThreadAnalysis::Impl::ScopeOver(const Value* value, const Bits& set,
   }
   // Re-derive from the operands over this (possibly narrower) set.
   const Op& op = *value->defining_op();
-  if (!IsPureForward(op.kind()) || op.num_operands() == 0) return scope;
+  if (!IsPureForward(op)) return scope;
   Scope from_operands = Scope::kGrid;
   for (int i = 0; i < op.num_operands(); ++i) {
     from_operands =

@@ -766,46 +766,6 @@ absl::Status KernelEmitter::EmitRegion(const Region& region) {
   return absl::OkStatus();
 }
 
-bool IsPureComputation(OpKind kind) {
-  switch (kind) {
-    case OpKind::kConst:
-    case OpKind::kAdd:
-    case OpKind::kSub:
-    case OpKind::kMul:
-    case OpKind::kDiv:
-    case OpKind::kRem:
-    case OpKind::kMin:
-    case OpKind::kMax:
-    case OpKind::kAnd:
-    case OpKind::kOr:
-    case OpKind::kXor:
-    case OpKind::kShl:
-    case OpKind::kShr:
-    case OpKind::kNot:
-    case OpKind::kNeg:
-    case OpKind::kAbs:
-    case OpKind::kExp:
-    case OpKind::kSqrt:
-    case OpKind::kFma:
-    case OpKind::kCmp:
-    case OpKind::kSelect:
-    case OpKind::kCast:
-    case OpKind::kVecFrom:
-    case OpKind::kVecExtract:
-    case OpKind::kThreadId:
-    case OpKind::kBlockId:
-    case OpKind::kBlockDim:
-    case OpKind::kGridDim:
-    case OpKind::kClusterCtaId:
-    case OpKind::kClusterCtaRank:
-    case OpKind::kLaneId:
-    case OpKind::kWarpId:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Ops emitted as one runtime call that has a predicated (`_if`) variant.
 bool HasPredicatedForm(OpKind kind) {
   switch (kind) {
@@ -849,7 +809,7 @@ bool KernelEmitter::IsElectedIssue(const Op& op) const {
   if (!op.region(1).empty() || op.region(0).empty()) return false;
   bool issues = false;
   for (const auto& inner : op.region(0).ops()) {
-    if (IsPureComputation(inner->kind())) continue;
+    if (FactsOf(inner->kind()).computes) continue;
     if (!HasPredicatedForm(inner->kind())) return false;
     if (FactsOf(inner->kind()).exec == ExecClass::kSingleIssue) issues = true;
   }
