@@ -119,17 +119,16 @@ absl::StatusOr<KernelResources> GetKernelResources(cudaKernel_t kernel) {
   return resources;
 }
 
-TimeStats Summarize(std::vector<double> samples_ms) {
-  TimeStats stats;
-  if (samples_ms.empty()) return stats;
-  std::sort(samples_ms.begin(), samples_ms.end());
-  const size_t n = samples_ms.size();
+SampleStats Summarize(std::vector<double> samples) {
+  SampleStats stats;
+  if (samples.empty()) return stats;
+  std::sort(samples.begin(), samples.end());
+  const size_t n = samples.size();
   stats.samples = static_cast<int>(n);
-  stats.min_ms = samples_ms.front();
-  stats.max_ms = samples_ms.back();
-  stats.median_ms = n % 2 == 1
-                        ? samples_ms[n / 2]
-                        : 0.5 * (samples_ms[n / 2 - 1] + samples_ms[n / 2]);
+  stats.min = samples.front();
+  stats.max = samples.back();
+  stats.median =
+      n % 2 == 1 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
   return stats;
 }
 

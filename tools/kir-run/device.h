@@ -94,12 +94,13 @@ struct KernelResources {
 };
 absl::StatusOr<KernelResources> GetKernelResources(cudaKernel_t kernel);
 
-// Median, min and max of samples (milliseconds); empty gives zeros.
-struct TimeStats {
-  double median_ms = 0, min_ms = 0, max_ms = 0;
+// Median, min and max of samples (times in ms, times in us, or ratios:
+// the caller knows the unit); empty gives zeros.
+struct SampleStats {
+  double median = 0, min = 0, max = 0;
   int samples = 0;
 };
-TimeStats Summarize(std::vector<double> samples_ms);
+SampleStats Summarize(std::vector<double> samples);
 
 }  // namespace kir
 

@@ -609,7 +609,7 @@ absl::StatusOr<double> ReferenceEngine::TimeNativeMatmul(const TensorView& a,
                       d, alpha, repeats, &times);
       !s.ok())
     return s;
-  return Summarize(times).median_ms;
+  return Summarize(times).median;
 }
 
 absl::StatusOr<Comparison> ReferenceEngine::Compare(const TensorView& got,

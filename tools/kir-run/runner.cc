@@ -735,9 +735,9 @@ std::string IndexText(const std::vector<int64_t>& index) {
 
 // Times `launch` `iterations` times after `warmup` untimed runs; `reset`
 // runs before each launch, outside the timed interval.
-absl::StatusOr<TimeStats> Time(const std::function<absl::Status()>& launch,
-                               const std::function<absl::Status()>& reset,
-                               int warmup, int iterations) {
+absl::StatusOr<SampleStats> Time(const std::function<absl::Status()>& launch,
+                                 const std::function<absl::Status()>& reset,
+                                 int warmup, int iterations) {
   for (int i = 0; i < warmup; ++i) {
     if (absl::Status s = reset(); !s.ok()) return s;
     if (absl::Status s = launch(); !s.ok()) return s;
@@ -767,10 +767,11 @@ absl::StatusOr<TimeStats> Time(const std::function<absl::Status()>& launch,
   return Summarize(samples);
 }
 
-std::string TimeStatsJson(const TimeStats& stats) {
-  return absl::StrCat("{\"median_ms\": ", JsonNumber(stats.median_ms),
-                      ", \"min_ms\": ", JsonNumber(stats.min_ms),
-                      ", \"max_ms\": ", JsonNumber(stats.max_ms),
+// Times in ms.
+std::string TimeJson(const SampleStats& stats) {
+  return absl::StrCat("{\"median_ms\": ", JsonNumber(stats.median),
+                      ", \"min_ms\": ", JsonNumber(stats.min),
+                      ", \"max_ms\": ", JsonNumber(stats.max),
                       ", \"samples\": ", stats.samples, "}");
 }
 
@@ -780,7 +781,7 @@ struct Variant {
   KernelResources resources;
   bool passed = true;
   std::vector<std::string> check_json;
-  std::optional<TimeStats> time;
+  std::optional<SampleStats> time;
 };
 
 class DirectiveRun {
@@ -954,7 +955,7 @@ absl::Status DirectiveRun::RunAndCheck(Variant& variant, bool report) {
 }
 
 absl::Status DirectiveRun::Bench() {
-  auto timed = [&](Variant& variant) -> absl::StatusOr<TimeStats> {
+  auto timed = [&](Variant& variant) -> absl::StatusOr<SampleStats> {
     const Launchable& launchable = *variant.launchable;
     return Time([&] { return LaunchOnce(launchable); },
                 [&] { return ResetWorkspaces(launchable); }, options_.warmup,
@@ -966,7 +967,7 @@ absl::Status DirectiveRun::Bench() {
   // otherwise a device-to-device copy moving as many bytes as the kernel's
   // tensors hold (each read or written once).
   std::string baseline_name;
-  std::optional<TimeStats> baseline;
+  std::optional<SampleStats> baseline;
   const Check& first_check = directive_.checks.front();
   NativeMatmul matmul;
   const BoundTensor& output = bindings_->tensors.at(first_check.output);
@@ -1022,7 +1023,7 @@ absl::Status DirectiveRun::Bench() {
     if (!to.ok()) return to.status();
     std::vector<double> samples;
     for (int r = 0; r < options_.repeats; ++r) {
-      absl::StatusOr<TimeStats> copy = Time(
+      absl::StatusOr<SampleStats> copy = Time(
           [&] {
             return CudaStatus(
                 cudaMemcpyAsync(to->get(), from->get(), bytes,
@@ -1031,7 +1032,7 @@ absl::Status DirectiveRun::Bench() {
           },
           no_reset, options_.warmup, options_.iterations);
       if (!copy.ok()) return copy.status();
-      samples.push_back(copy->median_ms);
+      samples.push_back(copy->median);
     }
     baseline = Summarize(samples);
     baseline_name = absl::StrCat("copy ", bytes, " B");
@@ -1043,9 +1044,9 @@ absl::Status DirectiveRun::Bench() {
     for (size_t k = 0; k < variants_.size(); ++k) {
       // Alternate the order between repeats.
       const size_t v = r % 2 == 0 ? k : variants_.size() - 1 - k;
-      absl::StatusOr<TimeStats> stats = timed(variants_[v]);
+      absl::StatusOr<SampleStats> stats = timed(variants_[v]);
       if (!stats.ok()) return stats.status();
-      medians[v].push_back(stats->median_ms);
+      medians[v].push_back(stats->median);
     }
   }
   for (size_t v = 0; v < variants_.size(); ++v) {
@@ -1063,10 +1064,10 @@ absl::Status DirectiveRun::Bench() {
         "smem %d "
         "B\n",
         variants_.size() > 1 ? absl::StrCat(" P", v + 1) : "",
-        variant.time->median_ms, variant.time->min_ms, variant.time->max_ms,
+        variant.time->median, variant.time->min, variant.time->max,
         options_.repeats, options_.iterations,
-        baseline->median_ms / variant.time->median_ms, baseline_name,
-        baseline->median_ms, res.registers, spills, res.local_bytes,
+        baseline->median / variant.time->median, baseline_name,
+        baseline->median, res.registers, spills, res.local_bytes,
         variant.prepared.abi.dynamic_smem_bytes + res.static_shared_bytes);
   }
   std::string compare_json;
@@ -1075,24 +1076,24 @@ absl::Status DirectiveRun::Bench() {
     std::vector<double> ratios;
     for (int r = 0; r < options_.repeats; ++r)
       ratios.push_back(medians[1][r] / medians[0][r]);
-    const TimeStats spread = Summarize(ratios);
+    const SampleStats spread = Summarize(ratios);
     out_ << absl::StrFormat(
         "  compare: time(P2) / time(P1) = %.4f (min %.4f, max %.4f over %d "
         "repeats)\n",
-        spread.median_ms, spread.min_ms, spread.max_ms, spread.samples);
+        spread.median, spread.min, spread.max, spread.samples);
     compare_json = absl::StrCat(
-        ", \"compare\": {\"ratio_p2_over_p1\": ", JsonNumber(spread.median_ms),
-        ", \"min\": ", JsonNumber(spread.min_ms),
-        ", \"max\": ", JsonNumber(spread.max_ms),
+        ", \"compare\": {\"ratio_p2_over_p1\": ", JsonNumber(spread.median),
+        ", \"min\": ", JsonNumber(spread.min),
+        ", \"max\": ", JsonNumber(spread.max),
         ", \"repeats\": ", spread.samples, ", \"per_repeat\": [",
         absl::StrJoin(
             ratios, ", ",
             [](std::string* o, double x) { o->append(JsonNumber(x)); }),
         "]}");
   }
-  bench_json_.push_back(absl::StrCat(
-      "\"baseline\": {\"name\": ", JsonString(baseline_name),
-      ", \"time\": ", TimeStatsJson(*baseline), "}", compare_json));
+  bench_json_.push_back(
+      absl::StrCat("\"baseline\": {\"name\": ", JsonString(baseline_name),
+                   ", \"time\": ", TimeJson(*baseline), "}", compare_json));
   return absl::OkStatus();
 }
 
@@ -1179,7 +1180,7 @@ std::string DirectiveRun::Json() const {
             variant.resources.static_shared_bytes,
         ", \"checks\": [", absl::StrJoin(variant.check_json, ", "), "]");
     if (variant.time.has_value())
-      absl::StrAppend(&json, ", \"time\": ", TimeStatsJson(*variant.time));
+      absl::StrAppend(&json, ", \"time\": ", TimeJson(*variant.time));
     absl::StrAppend(&json, "}");
   }
   absl::StrAppend(&json, "]");
@@ -1269,16 +1270,16 @@ int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile>& source,
       // Drain outside the timed calls, so the queue never fills.
       KIR_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
     }
-    const TimeStats ours = Summarize(through_kir_run);
-    const TimeStats theirs = Summarize(direct);
-    const double difference = ours.median_ms - theirs.median_ms;
+    const SampleStats ours = Summarize(through_kir_run);
+    const SampleStats theirs = Summarize(direct);
+    const double difference = ours.median - theirs.median;
     out << absl::StrFormat(
         "launch overhead (host wall time per call, median of %d): kir-run "
         "%.2f us, cudaLaunchKernelExC %.2f us, difference %.2f us (limit 5 "
         "us)\n",
-        kLaunches, ours.median_ms, theirs.median_ms, difference);
-    json = absl::StrCat("{\"kir_run_us\": ", JsonNumber(ours.median_ms),
-                        ", \"direct_us\": ", JsonNumber(theirs.median_ms),
+        kLaunches, ours.median, theirs.median, difference);
+    json = absl::StrCat("{\"kir_run_us\": ", JsonNumber(ours.median),
+                        ", \"direct_us\": ", JsonNumber(theirs.median),
                         ", \"launches\": ", kLaunches, "}");
     if (difference > 5.0) {
       return absl::InternalError(
