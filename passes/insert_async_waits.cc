@@ -1290,7 +1290,8 @@ class AsyncWaitInserter {
         if (!found) continue;
         distance = *found;
         if (max_pending_ >= 0) {
-          distance = std::min<int>(distance, first + max_pending_);
+          distance = static_cast<int>(
+              std::min<int64_t>(distance, first + max_pending_));
         }
       }
       Require(info, Before(*op), *op, hazard, distance);
@@ -1344,15 +1345,9 @@ class AsyncWaitInserter {
 
 absl::Status InsertAsyncWaits(Kernel& kernel, const PassOptions& options,
                               PassContext& context) {
-  absl::StatusOr<int64_t> max_pending = options.GetInt("max-pending", -1);
+  // -1: as many as reuse allows (passes.def gives the range).
+  absl::StatusOr<int64_t> max_pending = options.GetInt("max-pending");
   if (!max_pending.ok()) return max_pending.status();
-  if (*max_pending < -1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "pass '", kPassName,
-        "': option 'max-pending' must be -1 (as many as reuse allows) or a "
-        "count >= 0, got ",
-        *max_pending));
-  }
   return AsyncWaitInserter(kernel, context, *max_pending).Run();
 }
 

@@ -23,7 +23,8 @@ struct Result {
   absl::Status status;
 };
 
-Result RunPass(absl::string_view text, PassOptions options = PassOptions()) {
+Result RunPass(absl::string_view text,
+               PassOptions options = PassOptions({}, "insert-async-waits")) {
   Result result;
   absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
   EXPECT_TRUE(module.ok()) << module.status();
@@ -291,10 +292,22 @@ TEST(InsertAsyncWaitsTest, FenceFollowsWritesOfTheWgmmaRegistersOnAnyPath) {
   EXPECT_EQ(untouched.stats.counters().at("fences-inserted"), 1);
 }
 
-TEST(InsertAsyncWaitsTest, RejectsANegativeCapOtherThanMinusOne) {
+TEST(InsertAsyncWaitsTest, RejectsCapsOutsideItsDeclaredRange) {
+  for (const char* cap : {"-3", "2147483648", "4294967296"}) {
+    Result result = RunPass(
+        Ring(2, 8), PassOptions({{"max-pending", cap}}, "insert-async-waits"));
+    EXPECT_FALSE(result.status.ok()) << cap;
+  }
+}
+
+// The cap is a count of groups: the largest one keeps what reuse allows
+// (it once wrapped around in an int, 4294967296 acting as 0).
+TEST(InsertAsyncWaitsTest, LargestCapKeepsWhatReuseAllows) {
   Result result = RunPass(
-      Ring(2, 8), PassOptions({{"max-pending", "-3"}}, "insert-async-waits"));
-  EXPECT_FALSE(result.status.ok());
+      Ring(4, 12),
+      PassOptions({{"max-pending", "2147483647"}}, "insert-async-waits"));
+  ASSERT_TRUE(result.status.ok()) << result.status;
+  EXPECT_EQ(LoopWaitPending(*result.module), 3);
 }
 
 }  // namespace

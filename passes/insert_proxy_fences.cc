@@ -41,51 +41,22 @@ struct Options {
   std::string shared_space = "shared_cta";
 };
 
-absl::Status OptionError(absl::string_view message) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("pass '", kPassName, "': ", message));
-}
-
-absl::StatusOr<Options> ParseOptions(const PassOptions& pass_options,
-                                     const Kernel& kernel) {
+// The values are checked against passes.def (choices, and predicate only
+// with placement=issuer) when the pipeline is parsed.
+absl::StatusOr<Options> ParseOptions(const PassOptions& pass_options) {
   Options options;
-  absl::StatusOr<std::string> placement =
-      pass_options.GetString("placement", "writers");
+  absl::StatusOr<std::string> placement = pass_options.GetString("placement");
   if (!placement.ok()) return placement.status();
-  if (*placement == "issuer") {
-    options.placement = FencePlacement::kIssuer;
-  } else if (*placement != "writers") {
-    return OptionError(
-        absl::StrCat("option 'placement' must be writers or issuer, got '",
-                     *placement, "'"));
-  }
-  absl::StatusOr<std::string> space =
-      pass_options.GetString("space", "shared-cta");
+  if (*placement == "issuer") options.placement = FencePlacement::kIssuer;
+  absl::StatusOr<std::string> space = pass_options.GetString("space");
   if (!space.ok()) return space.status();
-  if (*space == "all") {
-    options.shared_space = "all";
-  } else if (*space != "shared-cta") {
-    return OptionError(absl::StrCat(
-        "option 'space' must be shared-cta or all, got '", *space, "'"));
-  }
-  absl::StatusOr<bool> hoist = pass_options.GetBool("hoist", true);
+  if (*space == "all") options.shared_space = "all";
+  absl::StatusOr<bool> hoist = pass_options.GetBool("hoist");
   if (!hoist.ok()) return hoist.status();
   options.hoist = *hoist;
-  absl::StatusOr<bool> predicate = pass_options.GetBool("predicate", true);
+  absl::StatusOr<bool> predicate = pass_options.GetBool("predicate");
   if (!predicate.ok()) return predicate.status();
   options.predicate = *predicate;
-  // Located at the kernel it was asked for, as it is a choice about that
-  // kernel's fences, not a malformed value.
-  if (options.placement == FencePlacement::kWriters) {
-    for (const auto& [name, value] : pass_options.values()) {
-      if (name == "predicate") {
-        return Error(kernel.loc())
-               << "pass '" << kPassName
-               << "': option 'predicate' applies to placement=issuer only "
-                  "(writers fence in every writing thread)";
-      }
-    }
-  }
   return options;
 }
 
@@ -409,7 +380,7 @@ absl::Status InsertProxyFences(Kernel& kernel, const PassOptions& options,
        {kSharedFences, kGlobalFences, kInitFences, kEdges}) {
     context.stats.Add(counter, 0);
   }
-  absl::StatusOr<Options> parsed = ParseOptions(options, kernel);
+  absl::StatusOr<Options> parsed = ParseOptions(options);
   if (!parsed.ok()) return parsed.status();
   return FenceInserter(kernel, *parsed, context.stats).Run();
 }

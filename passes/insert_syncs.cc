@@ -321,13 +321,8 @@ absl::Status InsertSyncs(Kernel& kernel, const PassOptions& options,
        {kBlockBarriers, kNamedBarriers, kPairs, kDropped}) {
     context.stats.Add(counter, 0);
   }
-  absl::StatusOr<int64_t> drop = options.GetInt("drop-sync", 0);
+  absl::StatusOr<int64_t> drop = options.GetInt("drop-sync");
   if (!drop.ok()) return drop.status();
-  if (*drop < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("pass '", kPassName,
-                     "': option 'drop-sync' must be >= 0, got ", *drop));
-  }
   return SyncInserter(kernel, context.stats).Run(*drop);
 }
 

@@ -4,6 +4,7 @@
 #define KIR_PASSES_PASS_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <utility>
@@ -16,35 +17,101 @@
 
 namespace kir {
 
-// `name=value` options given to one pass invocation (`dce{aggressive=true}`).
-// Unknown names are rejected before the pass runs, against the option list
-// in passes.def.
+struct PassInfo;
+
+// One option a pass accepts, declared with the pass in passes.def. Its kind
+// fixes the values ParsePipeline accepts, so that a wrong value is reported
+// when the pipeline is parsed, before any pass runs.
+struct PassOptionDecl {
+  enum class Kind { kBool, kInt, kEnum, kString };
+  std::string name;
+  Kind kind = Kind::kString;
+  std::string default_value;         // as it would be written in a pipeline
+  int64_t min = 0, max = 0;          // kInt: the accepted range, inclusive
+  std::vector<std::string> choices;  // kEnum: the accepted words
+  // When set, the option may only be given together with
+  // `only_with_option=only_with_value` (its default counts).
+  std::string only_with_option, only_with_value;
+
+  // `name=default` and what it accepts, e.g. `mode=shfl (shfl, none)`,
+  // `max-pending=-1 (-1 to 2147483647)`.
+  std::string Describe() const;
+};
+
+// Declarations, for passes.def.
+PassOptionDecl BoolOption(const char* name, bool default_value);
+PassOptionDecl IntOption(const char* name, int64_t default_value, int64_t min,
+                         int64_t max);
+// The first choice is the default.
+PassOptionDecl EnumOption(const char* name, std::vector<std::string> choices);
+PassOptionDecl StringOption(const char* name, const char* default_value);
+// `decl`, accepted only together with `option=value`.
+PassOptionDecl OnlyWith(PassOptionDecl decl, const char* option,
+                        const char* value);
+
+// The largest value an integer option may take unless it says otherwise:
+// options end up in `int`s, and no count a pass takes comes near it.
+inline constexpr int64_t kMaxIntOption = 2147483647;
+
+// What a pass accepts: declarations, or the shorthand `"name=default,..."`
+// whose kinds come from the defaults' spelling (`true`/`false` a boolean,
+// an integer literal an integer in [-kMaxIntOption, kMaxIntOption],
+// anything else a string).
+class PassOptionList {
+ public:
+  PassOptionList() = default;
+  PassOptionList(const char* shorthand);  // NOLINT: passes.def shorthand
+  PassOptionList(std::initializer_list<PassOptionDecl> decls) : decls_(decls) {}
+  const std::vector<PassOptionDecl>& decls() const { return decls_; }
+  const PassOptionDecl* Find(absl::string_view name) const;
+
+ private:
+  std::vector<PassOptionDecl> decls_;
+};
+
+// Whether `value` is one `decl` accepts; else an error
+// "pass 'x': option 'y' expects ..., got 'v'".
+absl::Status CheckOptionValue(const PassInfo& pass, const PassOptionDecl& decl,
+                              absl::string_view value);
+
+using OptionValues = std::vector<std::pair<std::string, std::string>>;
+
+// Whether options declared OnlyWith another option's value have it (given,
+// or by default); else an error "pass 'x': option 'y' applies to z=v only,
+// not z=w", and `*offending` (if not null) is the index in `values` of the
+// option at fault.
+absl::Status CheckOptionCombination(const PassInfo& pass,
+                                    const OptionValues& values,
+                                    size_t* offending = nullptr);
+
+// `name=value` options given to one pass invocation
+// (`insert-syncs{drop-sync=1}`). ParsePipeline has checked them against the
+// pass's declarations; the getters check again, for options built
+// directly, and return the declared default for options not given.
 class PassOptions {
  public:
   PassOptions() = default;
-  explicit PassOptions(std::vector<std::pair<std::string, std::string>> values,
-                       std::string pass_name = "")
-      : values_(std::move(values)), pass_name_(std::move(pass_name)) {}
+  // Options for the pass registered (passes.def) as `pass_name`.
+  explicit PassOptions(OptionValues values, std::string pass_name = "");
+  // Options for `pass`, which need not be registered (tests).
+  PassOptions(OptionValues values, const PassInfo& pass);
 
-  const std::vector<std::pair<std::string, std::string>>& values() const {
-    return values_;
-  }
-  // The value of `name`, or `default_value` when absent; an error when the
-  // value does not have the asked type ("pass 'dce': option 'x' expects an
-  // integer, got 'y'"). Booleans are `true`/`false`/`1`/`0`.
-  absl::StatusOr<bool> GetBool(absl::string_view name,
-                               bool default_value) const;
-  absl::StatusOr<int64_t> GetInt(absl::string_view name,
-                                 int64_t default_value) const;
-  absl::StatusOr<std::string> GetString(absl::string_view name,
-                                        absl::string_view default_value) const;
+  const OptionValues& values() const { return values_; }
+  // The value of declared option `name` (the default when not given), or
+  // CheckOptionValue's error. Reading an option the pass does not declare
+  // is a bug (KIR_CHECK). Enums are read as strings.
+  absl::StatusOr<bool> GetBool(absl::string_view name) const;
+  absl::StatusOr<int64_t> GetInt(absl::string_view name) const;
+  absl::StatusOr<std::string> GetString(absl::string_view name) const;
   // Formats as `{a=1,b=x}`, or "" when empty.
   std::string ToString() const;
 
  private:
-  const std::string* Find(absl::string_view name) const;
-  std::vector<std::pair<std::string, std::string>> values_;
-  std::string pass_name_;  // for error messages; may be empty
+  // The value given for `name` or its default, after CheckOptionValue.
+  absl::StatusOr<std::string> Get(absl::string_view name,
+                                  PassOptionDecl::Kind kind) const;
+  OptionValues values_;
+  const PassInfo* pass_ = nullptr;
 };
 
 // Counters a pass bumps (`barriers-inserted`), printed by `--stats`.
@@ -70,24 +137,12 @@ struct PassInfo {
   const char* name;  // the CLI name, kebab-case
   PassFunction run;
   const char* summary;
-  // Accepted options, `name=default` comma-separated ("" for none).
-  const char* options;
+  PassOptionList options;
 };
 
 // Every registered pass, in passes.def order.
 const std::vector<PassInfo>& RegisteredPasses();
 const PassInfo* FindPass(absl::string_view name);
-
-// One accepted option of a pass, split out of PassInfo::options. The
-// default's spelling gives the option's type: `true`/`false` a boolean, an
-// integer literal an integer, anything else a string.
-struct PassOptionSpec {
-  enum class Kind { kBool, kInt, kString };
-  std::string name;
-  std::string default_value;
-  Kind kind = Kind::kString;
-};
-std::vector<PassOptionSpec> AcceptedOptions(const PassInfo& pass);
 
 }  // namespace kir
 

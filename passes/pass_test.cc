@@ -6,29 +6,82 @@
 namespace kir {
 namespace {
 
-TEST(PassOptionsTest, TypedGettersReturnValuesOrDefaults) {
-  PassOptions options({{"depth", "3"}, {"fast", "true"}, {"mode", "x"}}, "dce");
-  EXPECT_EQ(*options.GetInt("depth", 7), 3);
-  EXPECT_EQ(*options.GetInt("missing", 7), 7);
-  EXPECT_TRUE(*options.GetBool("fast", false));
-  EXPECT_FALSE(*options.GetBool("missing", false));
-  EXPECT_EQ(*options.GetString("mode", "y"), "x");
-  EXPECT_EQ(*options.GetString("missing", "y"), "y");
+absl::Status DoNothing(Kernel&, const PassOptions&, PassContext&) {
+  return absl::OkStatus();
+}
+
+// A pass with one option of each kind.
+const PassInfo& FakePass() {
+  static const PassInfo pass{
+      "fake", &DoNothing, "",
+      PassOptionList{IntOption("depth", 7, -1, 100), BoolOption("fast", false),
+                     EnumOption("mode", {"y", "x"}),
+                     OnlyWith(BoolOption("deep", true), "mode", "x"),
+                     StringOption("note", "")}};
+  return pass;
+}
+
+TEST(PassOptionsTest, TypedGettersReturnValuesOrDeclaredDefaults) {
+  PassOptions options({{"depth", "3"}, {"fast", "true"}, {"mode", "x"}},
+                      FakePass());
+  EXPECT_EQ(*options.GetInt("depth"), 3);
+  EXPECT_TRUE(*options.GetBool("fast"));
+  EXPECT_EQ(*options.GetString("mode"), "x");
+  EXPECT_TRUE(*options.GetBool("deep"));
+  EXPECT_EQ(*options.GetString("note"), "");
   EXPECT_EQ(options.ToString(), "{depth=3,fast=true,mode=x}");
+  PassOptions defaults({}, FakePass());
+  EXPECT_EQ(*defaults.GetInt("depth"), 7);
+  EXPECT_FALSE(*defaults.GetBool("fast"));
+  EXPECT_EQ(*defaults.GetString("mode"), "y");
   EXPECT_EQ(PassOptions().ToString(), "");
 }
 
-TEST(PassOptionsTest, WrongTypesNameThePassAndOption) {
-  PassOptions options({{"depth", "deep"}, {"fast", "yes"}}, "dce");
-  absl::StatusOr<int64_t> depth = options.GetInt("depth", 0);
-  ASSERT_FALSE(depth.ok());
-  EXPECT_EQ(depth.status().message(),
-            "pass 'dce': option 'depth' expects an integer, got 'deep'");
-  absl::StatusOr<bool> fast = options.GetBool("fast", false);
-  ASSERT_FALSE(fast.ok());
-  EXPECT_EQ(fast.status().message(),
-            "pass 'dce': option 'fast' expects a boolean (true or false), "
+TEST(PassOptionsTest, ValuesOutsideTheDeclarationNameThePassAndOption) {
+  auto error_of = [](OptionValues values, absl::string_view name) {
+    PassOptions options(std::move(values), FakePass());
+    absl::Status status = name == "fast"   ? options.GetBool(name).status()
+                          : name == "mode" ? options.GetString(name).status()
+                                           : options.GetInt(name).status();
+    EXPECT_FALSE(status.ok());
+    return std::string(status.message());
+  };
+  EXPECT_EQ(error_of({{"depth", "deep"}}, "depth"),
+            "pass 'fake': option 'depth' expects an integer from -1 to 100, "
+            "got 'deep'");
+  EXPECT_EQ(error_of({{"depth", "101"}}, "depth"),
+            "pass 'fake': option 'depth' expects an integer from -1 to 100, "
+            "got '101'");
+  EXPECT_EQ(error_of({{"depth", "4294967296"}}, "depth"),
+            "pass 'fake': option 'depth' expects an integer from -1 to 100, "
+            "got '4294967296'");
+  EXPECT_EQ(error_of({{"fast", "yes"}}, "fast"),
+            "pass 'fake': option 'fast' expects a boolean (true or false), "
             "got 'yes'");
+  EXPECT_EQ(error_of({{"mode", ""}}, "mode"),
+            "pass 'fake': option 'mode' expects y or x, got ''");
+  // A combination the declarations forbid fails every getter.
+  EXPECT_EQ(error_of({{"deep", "false"}}, "depth"),
+            "pass 'fake': option 'deep' applies to mode=x only, not mode=y");
+}
+
+TEST(PassOptionsTest, DescribeSaysWhatEachKindAccepts) {
+  std::vector<std::string> described;
+  for (const PassOptionDecl& decl : FakePass().options.decls()) {
+    described.push_back(decl.Describe());
+  }
+  EXPECT_EQ(described, (std::vector<std::string>{
+                           "depth=7 (-1 to 100)", "fast=false (true, false)",
+                           "mode=y (y, x)",
+                           "deep=true (true, false) [only with "
+                           "mode=x]",
+                           "note="}));
+}
+
+TEST(PassOptionsTest, ReadingAnUndeclaredOptionIsABug) {
+  PassOptions options({}, FakePass());
+  EXPECT_DEATH((void)options.GetInt("width"),
+               "reads option 'width', which passes.def does not declare");
 }
 
 TEST(PassStatisticsTest, AddsAndKeepsNameOrder) {
@@ -55,21 +108,31 @@ TEST(RegistryTest, FindsRegisteredPassesInTableOrder) {
   }
 }
 
-TEST(RegistryTest, OptionKindsComeFromDefaults) {
+TEST(RegistryTest, ShorthandOptionKindsComeFromDefaults) {
   PassInfo info{"fake", nullptr, "", "count=4, on=false,name=x, empty="};
-  std::vector<PassOptionSpec> specs = AcceptedOptions(info);
-  ASSERT_EQ(specs.size(), 4u);
-  EXPECT_EQ(specs[0].name, "count");
-  EXPECT_EQ(specs[0].default_value, "4");
-  EXPECT_EQ(specs[0].kind, PassOptionSpec::Kind::kInt);
-  EXPECT_EQ(specs[1].name, "on");
-  EXPECT_EQ(specs[1].kind, PassOptionSpec::Kind::kBool);
-  EXPECT_EQ(specs[2].kind, PassOptionSpec::Kind::kString);
-  EXPECT_EQ(specs[3].name, "empty");
-  EXPECT_EQ(specs[3].default_value, "");
-  EXPECT_EQ(specs[3].kind, PassOptionSpec::Kind::kString);
+  const std::vector<PassOptionDecl>& decls = info.options.decls();
+  ASSERT_EQ(decls.size(), 4u);
+  EXPECT_EQ(decls[0].name, "count");
+  EXPECT_EQ(decls[0].default_value, "4");
+  EXPECT_EQ(decls[0].kind, PassOptionDecl::Kind::kInt);
+  EXPECT_EQ(decls[0].max, kMaxIntOption);
+  EXPECT_EQ(decls[1].name, "on");
+  EXPECT_EQ(decls[1].kind, PassOptionDecl::Kind::kBool);
+  EXPECT_EQ(decls[2].kind, PassOptionDecl::Kind::kString);
+  EXPECT_EQ(decls[3].name, "empty");
+  EXPECT_EQ(decls[3].default_value, "");
+  EXPECT_EQ(decls[3].kind, PassOptionDecl::Kind::kString);
   PassInfo none{"none", nullptr, "", ""};
-  EXPECT_TRUE(AcceptedOptions(none).empty());
+  EXPECT_TRUE(none.options.decls().empty());
+}
+
+TEST(RegistryTest, EveryRegisteredOptionDefaultIsAccepted) {
+  for (const PassInfo& pass : RegisteredPasses()) {
+    for (const PassOptionDecl& decl : pass.options.decls()) {
+      EXPECT_TRUE(CheckOptionValue(pass, decl, decl.default_value).ok())
+          << pass.name << " " << decl.name;
+    }
+  }
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ Pipeline DefaultPipeline() {
     const PassInfo* pass = FindPass(name);
     KIR_CHECK(pass != nullptr)
         << "default pipeline names unknown pass " << name;
-    pipeline.push_back(PipelineEntry{pass, PassOptions({}, name)});
+    pipeline.push_back(PipelineEntry{pass, PassOptions({}, *pass)});
   };
   run("canonicalize");
   // run("serialize-split-k");    // splitk -> workspace and semaphores
@@ -126,29 +126,28 @@ class PipelineParser {
       return ErrorAt(name_pos, absl::StrCat("unknown pass '", name, "'"),
                      absl::StrCat("known passes: ", KnownPassNames(registry_)));
     }
-    std::vector<std::pair<std::string, std::string>> values;
+    OptionValues values;
     if (has_options) {
       absl::Status status = ParseOptions(*pass, values);
       if (!status.ok()) return status;
     }
     pipeline.push_back(
-        PipelineEntry{pass, PassOptions(std::move(values), pass->name)});
+        PipelineEntry{pass, PassOptions(std::move(values), *pass)});
     return absl::OkStatus();
   }
 
-  absl::Status ParseOptions(
-      const PassInfo& pass,
-      std::vector<std::pair<std::string, std::string>>& values) {
-    const std::vector<PassOptionSpec> specs = AcceptedOptions(pass);
+  absl::Status ParseOptions(const PassInfo& pass, OptionValues& values) {
+    const std::vector<PassOptionDecl>& decls = pass.options.decls();
     std::vector<std::string> accepted;
-    for (const PassOptionSpec& spec : specs) {
-      accepted.push_back(absl::StrCat(spec.name, "=", spec.default_value));
+    for (const PassOptionDecl& decl : decls) {
+      accepted.push_back(decl.Describe());
     }
     const std::string accepted_hint =
         accepted.empty()
             ? absl::StrCat("pass '", pass.name, "' takes no options")
             : absl::StrCat("pass '", pass.name, "' accepts (with defaults): ",
                            absl::StrJoin(accepted, ", "));
+    std::vector<size_t> option_positions;
     ++pos_;  // '{'
     while (true) {
       SkipSpaces();
@@ -157,11 +156,8 @@ class PipelineParser {
       if (option.empty()) {
         return ErrorAt(pos_, "expected an option name", accepted_hint);
       }
-      const PassOptionSpec* spec = nullptr;
-      for (const PassOptionSpec& candidate : specs) {
-        if (candidate.name == option) spec = &candidate;
-      }
-      if (spec == nullptr) {
+      const PassOptionDecl* decl = pass.options.Find(option);
+      if (decl == nullptr) {
         return ErrorAt(
             option_pos,
             absl::StrCat("pass '", pass.name, "' has no option '", option, "'"),
@@ -179,38 +175,31 @@ class PipelineParser {
             pos_, absl::StrCat("expected '=' after option '", option, "'"));
       }
       ++pos_;
+      SkipSpaces();
       const size_t value_pos = pos_;
       while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '}') {
         ++pos_;
       }
       std::string value(absl::StripAsciiWhitespace(
           text_.substr(value_pos, pos_ - value_pos)));
-      absl::Status type_status = CheckType(pass, *spec, value, value_pos);
-      if (!type_status.ok()) return type_status;
+      if (absl::Status status = CheckOptionValue(pass, *decl, value);
+          !status.ok()) {
+        return ErrorAt(value_pos, status.message(), accepted_hint);
+      }
       values.emplace_back(std::move(option), std::move(value));
+      option_positions.push_back(option_pos);
       if (pos_ == text_.size()) {
         return ErrorAt(pos_, "expected '}' to close the options of pass '" +
                                  std::string(pass.name) + "'");
       }
-      if (text_[pos_++] == '}') return absl::OkStatus();
+      if (text_[pos_++] == '}') break;
     }
-  }
-
-  absl::Status CheckType(const PassInfo& pass, const PassOptionSpec& spec,
-                         const std::string& value, size_t value_pos) {
-    int64_t unused_int = 0;
-    const char* expected = nullptr;
-    if (spec.kind == PassOptionSpec::Kind::kBool && value != "true" &&
-        value != "false" && value != "1" && value != "0") {
-      expected = "a boolean (true or false)";
-    } else if (spec.kind == PassOptionSpec::Kind::kInt &&
-               !absl::SimpleAtoi(value, &unused_int)) {
-      expected = "an integer";
+    size_t offending = 0;
+    if (absl::Status status = CheckOptionCombination(pass, values, &offending);
+        !status.ok()) {
+      return ErrorAt(option_positions[offending], status.message());
     }
-    if (expected == nullptr) return absl::OkStatus();
-    return ErrorAt(value_pos,
-                   absl::StrCat("pass '", pass.name, "': option '", spec.name,
-                                "' expects ", expected, ", got '", value, "'"));
+    return absl::OkStatus();
   }
 
   void SkipSpaces() {

@@ -20,7 +20,10 @@ absl::Status DoNothing(Kernel&, const PassOptions&, PassContext&) {
 const std::vector<PassInfo>& FakeRegistry() {
   static const std::vector<PassInfo> registry = {
       {"alpha", &DoNothing, "first", ""},
-      {"beta", &DoNothing, "second", "depth=2,fast=false,mode=a"},
+      {"beta", &DoNothing, "second",
+       PassOptionList{IntOption("depth", 2, 0, 9), BoolOption("fast", false),
+                      EnumOption("mode", {"a", "x"}),
+                      OnlyWith(BoolOption("wide", false), "mode", "x")}},
   };
   return registry;
 }
@@ -31,8 +34,8 @@ TEST(ParsePipelineTest, ParsesNamesAndOptions) {
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
   ASSERT_EQ(pipeline->size(), 3u);
   EXPECT_STREQ((*pipeline)[1].pass->name, "beta");
-  EXPECT_EQ(*(*pipeline)[1].options.GetInt("depth", 0), 5);
-  EXPECT_TRUE(*(*pipeline)[1].options.GetBool("fast", false));
+  EXPECT_EQ(*(*pipeline)[1].options.GetInt("depth"), 5);
+  EXPECT_TRUE(*(*pipeline)[1].options.GetBool("fast"));
   EXPECT_EQ(PipelineToString(*pipeline),
             "alpha,beta{depth=5,fast=true,mode=x},alpha");
 }
@@ -70,21 +73,94 @@ TEST(ParsePipelineTest, UnknownOptionListsTheAcceptedOnes) {
             "invalid pipeline: pass 'beta' has no option 'size'\n"
             "  beta{size=1}\n"
             "       ^\n"
-            "pass 'beta' accepts (with defaults): depth=2, fast=false, "
-            "mode=a");
+            "pass 'beta' accepts (with defaults): depth=2 (0 to 9), "
+            "fast=false (true, false), mode=a (a, x), wide=false (true, "
+            "false) [only with mode=x]");
   EXPECT_NE(ErrorOf("alpha{x=1}").find("pass 'alpha' takes no options"),
             std::string::npos);
 }
 
-TEST(ParsePipelineTest, OptionValuesAreTypeChecked) {
+TEST(ParsePipelineTest, OptionValuesAreCheckedAgainstTheDeclarations) {
   EXPECT_NE(ErrorOf("beta{depth=deep}")
-                .find("pass 'beta': option 'depth' expects an integer, got "
-                      "'deep'"),
+                .find("pass 'beta': option 'depth' expects an integer from 0 "
+                      "to 9, got 'deep'"),
             std::string::npos);
   EXPECT_NE(ErrorOf("beta{fast=maybe}")
                 .find("pass 'beta': option 'fast' expects a boolean (true or "
                       "false), got 'maybe'"),
             std::string::npos);
+  // Out of range, including values that do not fit an int.
+  EXPECT_EQ(ErrorOf("beta{depth=-1}"),
+            "invalid pipeline: pass 'beta': option 'depth' expects an integer "
+            "from 0 to 9, got '-1'\n"
+            "  beta{depth=-1}\n"
+            "             ^\n"
+            "pass 'beta' accepts (with defaults): depth=2 (0 to 9), "
+            "fast=false (true, false), mode=a (a, x), wide=false (true, "
+            "false) [only with mode=x]");
+  EXPECT_NE(ErrorOf("beta{depth=4294967296}").find("got '4294967296'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("beta{mode=bogus}")
+                .find("pass 'beta': option 'mode' expects a or x, got "
+                      "'bogus'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("beta{mode=}")
+                .find("option 'mode' expects a or x, got "
+                      "''"),
+            std::string::npos);
+}
+
+TEST(ParsePipelineTest, OnlyWithOptionsNeedTheirPartner) {
+  EXPECT_EQ(ErrorOf("beta{wide=true}"),
+            "invalid pipeline: pass 'beta': option 'wide' applies to mode=x "
+            "only, not mode=a\n"
+            "  beta{wide=true}\n"
+            "       ^");
+  EXPECT_EQ(ErrorOf("beta{wide=true,mode=a}"),
+            "invalid pipeline: pass 'beta': option 'wide' applies to mode=x "
+            "only, not mode=a\n"
+            "  beta{wide=true,mode=a}\n"
+            "       ^");
+  EXPECT_TRUE(ParsePipeline("beta{wide=true,mode=x}", FakeRegistry()).ok());
+  EXPECT_TRUE(ParsePipeline("beta{mode=x, wide=true}", FakeRegistry()).ok());
+}
+
+// The registered passes reject bad values when the pipeline is parsed,
+// with the pass and option named: nothing runs, so no reproducer is
+// written.
+TEST(ParsePipelineTest, RegisteredPassesDeclareTheirOptions) {
+  auto error_of = [](absl::string_view text) {
+    absl::StatusOr<Pipeline> pipeline = ParsePipeline(text);
+    EXPECT_FALSE(pipeline.ok()) << text;
+    return pipeline.ok() ? "" : std::string(pipeline.status().message());
+  };
+  EXPECT_NE(error_of("insert-syncs{drop-sync=-1}")
+                .find("pass 'insert-syncs': option 'drop-sync' expects an "
+                      "integer from 0 to 2147483647, got '-1'"),
+            std::string::npos);
+  EXPECT_NE(error_of("insert-proxy-fences{space=bogus}")
+                .find("pass 'insert-proxy-fences': option 'space' expects "
+                      "shared-cta or all, got 'bogus'"),
+            std::string::npos);
+  EXPECT_NE(error_of("uniform-predicates{mode=}")
+                .find("pass 'uniform-predicates': option 'mode' expects shfl "
+                      "or none, got ''"),
+            std::string::npos);
+  EXPECT_NE(error_of("insert-async-waits{max-pending=2147483648}")
+                .find("pass 'insert-async-waits': option 'max-pending' "
+                      "expects an integer from -1 to 2147483647, got "
+                      "'2147483648'"),
+            std::string::npos);
+  EXPECT_NE(error_of("insert-async-waits{max-pending=4294967296}")
+                .find("got '4294967296'"),
+            std::string::npos);
+  EXPECT_NE(error_of("insert-proxy-fences{predicate=false}")
+                .find("pass 'insert-proxy-fences': option 'predicate' applies "
+                      "to placement=issuer only, not placement=writers"),
+            std::string::npos);
+  EXPECT_TRUE(
+      ParsePipeline("insert-proxy-fences{placement=issuer,predicate=false}")
+          .ok());
 }
 
 TEST(ParsePipelineTest, SyntaxErrors) {

@@ -10,7 +10,7 @@ namespace kir {
 
 absl::Status TestFail(Kernel& kernel, const PassOptions& options,
                       PassContext& context) {
-  absl::StatusOr<std::string> mnemonic = options.GetString("op", "");
+  absl::StatusOr<std::string> mnemonic = options.GetString("op");
   if (!mnemonic.ok()) return mnemonic.status();
   const Op* target = nullptr;
   Walk(static_cast<const Region&>(kernel.body()), [&](const Op& op) {

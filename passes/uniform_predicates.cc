@@ -993,14 +993,8 @@ class UniformPredicatesPass {
 
 absl::Status UniformPredicates(Kernel& kernel, const PassOptions& options,
                                PassContext& context) {
-  absl::StatusOr<std::string> mode = options.GetString("mode", "shfl");
+  absl::StatusOr<std::string> mode = options.GetString("mode");
   if (!mode.ok()) return mode.status();
-  if (*mode != "shfl" && *mode != "none") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("pass 'uniform-predicates': option 'mode' must be shfl "
-                     "or none, got '",
-                     *mode, "'"));
-  }
   return UniformPredicatesPass(kernel, *mode == "shfl", context.stats).Run();
 }
 

@@ -351,7 +351,7 @@ kernel @one_warp_role(%g: global f32[64, 64], %map: tensormap f32[64, 64] of %g)
 TEST(UniformPredicatesTest, RejectsUnknownMode) {
   Result result = RunPass(kReduceByWarp, "vote");
   EXPECT_FALSE(result.status.ok());
-  EXPECT_NE(std::string(result.status.message()).find("must be shfl or none"),
+  EXPECT_NE(std::string(result.status.message()).find("expects shfl or none"),
             std::string::npos);
 }
 

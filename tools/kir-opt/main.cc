@@ -271,14 +271,10 @@ void ListPasses(std::ostream& out) {
     out << "  " << pass.name
         << std::string(width - std::strlen(pass.name) + 2, ' ') << pass.summary
         << "\n";
-    std::vector<PassOptionSpec> options = AcceptedOptions(pass);
-    if (options.empty()) continue;
-    std::vector<std::string> described;
-    for (const PassOptionSpec& option : options) {
-      described.push_back(absl::StrCat(option.name, "=", option.default_value));
+    for (const PassOptionDecl& option : pass.options.decls()) {
+      out << "  " << std::string(width + 2, ' ')
+          << "option: " << option.Describe() << "\n";
     }
-    out << "  " << std::string(width + 2, ' ')
-        << "options: " << absl::StrJoin(described, ", ") << "\n";
   }
   out << "Default pipeline: " << PipelineToString(DefaultPipeline()) << "\n";
 }
