@@ -942,6 +942,10 @@ class UniformPredicatesPass {
     Walk(kernel_.body(), [&](const Op& op) {
       op.ForEachUse([&](const Value* value) { ++uses[value]; });
     });
+    // The worklist may name a value twice (one guard of two rewritten ifs,
+    // an op using a value twice): erased ops stay alive until the end, and
+    // a second visit finds them detached.
+    std::vector<std::unique_ptr<Op>> erased;
     std::vector<Value*> worklist = replaced_conditions_;
     while (!worklist.empty()) {
       Value* value = worklist.back();
@@ -962,7 +966,7 @@ class UniformPredicatesPass {
         worklist.push_back(used);
       });
       Region& region = *op->parent_region();
-      region.Take(region.IndexOf(op));
+      erased.push_back(region.Take(region.IndexOf(op)));
     }
   }
 

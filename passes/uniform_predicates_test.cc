@@ -348,6 +348,55 @@ kernel @one_warp_role(%g: global f32[64, 64], %map: tensormap f32[64, 64] of %g)
       << result.printed;
 }
 
+// The dead-condition cleanup meets one value twice when two rewritten ifs
+// share a guard, or when a dead op uses a value twice; the first visit
+// erases its definition. It used to read the freed op on the second visit
+// (AddressSanitizer: heap-use-after-free; a Release build passed by luck).
+TEST(UniformPredicatesTest, DeadConditionsSharedByTwoIfsAreRemovedOnce) {
+  constexpr char kTwoIfsOneGuard[] = R"(
+kernel @two_ifs(%g: global f32[64, 64], %map: tensormap f32[64, 64] of %g) block(128) {
+  %c0 = const 0 : index
+  %tid = thread.id x : index
+  %tile = alloc.shared {align = 128} : shared f32[64, 64]
+  %is_t0 = cmp eq %tid, %c0 : i1
+  if %is_t0 {
+    tma.store %map[%c0, %c0], %tile[%c0, %c0]
+    %t = bulk.commit : token<bulk>
+    bulk.wait %t {read}
+  }
+  if %is_t0 {
+    tma.store %map[%c0, %c0], %tile[%c0, %c0]
+    %u = bulk.commit : token<bulk>
+    bulk.wait %u {read}
+  }
+}
+)";
+  constexpr char kGuardUsedTwice[] = R"(
+kernel @twice(%g: global f32[64, 64], %map: tensormap f32[64, 64] of %g) block(128) {
+  %c0 = const 0 : index
+  %tid = thread.id x : index
+  %tile = alloc.shared {align = 128} : shared f32[64, 64]
+  %is_t0 = cmp eq %tid, %c0 : i1
+  %both = and %is_t0, %is_t0 : i1
+  if %both {
+    tma.store %map[%c0, %c0], %tile[%c0, %c0]
+    %t = bulk.commit : token<bulk>
+    bulk.wait %t {read}
+  }
+}
+)";
+  for (const char* text : {kTwoIfsOneGuard, kGuardUsedTwice}) {
+    ASSERT_TRUE(VerifyText(text).ok()) << VerifyText(text);
+    Result result = RunPass(text);
+    ASSERT_TRUE(result.status.ok()) << result.status;
+    EXPECT_TRUE(VerifyText(result.printed).ok()) << result.printed;
+    EXPECT_EQ(result.printed.find("%is_t0"), std::string::npos)
+        << result.printed;
+    EXPECT_EQ(result.printed.find("thread.id"), std::string::npos)
+        << result.printed;
+  }
+}
+
 TEST(UniformPredicatesTest, RejectsUnknownMode) {
   Result result = RunPass(kReduceByWarp, "vote");
   EXPECT_FALSE(result.status.ok());
