@@ -14,9 +14,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "ir/checked_math.h"
 #include "ir/static_values.h"
 
 namespace kir {
@@ -49,6 +52,19 @@ bool DefinedInside(const Value* value, const Op& loop) {
   const Op* owner = value->defining_op();  // the op of a result or argument
   if (owner == nullptr) return false;      // a size or param
   return owner == &loop || IsInside(*owner, loop);
+}
+
+// The sum of `counts`; nullopt when one is unknown or the sum overflows
+// (group counts multiply with trip counts, which may be huge).
+std::optional<int64_t> Sum(std::initializer_list<std::optional<int64_t>> counts) {
+  int64_t total = 0;
+  for (const std::optional<int64_t>& count : counts) {
+    if (!count) return std::nullopt;
+    std::optional<int64_t> next = CheckedAdd(total, *count);
+    if (!next) return std::nullopt;
+    total = *next;
+  }
+  return total;
 }
 
 // Counts commits of one kind, with the ifs and roles on the commit's and
@@ -85,11 +101,10 @@ class CommitCounter {
 
   // Commits in ops [begin, end) of `region`, run once.
   std::optional<int64_t> Range(const Region& region, int begin, int end) const {
-    int64_t total = 0;
+    std::optional<int64_t> total = 0;
     for (int i = std::max(0, begin); i < std::min(end, region.size()); ++i) {
-      std::optional<int64_t> count = OfOp(region.op(i));
-      if (!count) return std::nullopt;
-      total += *count;
+      total = Sum({total, OfOp(region.op(i))});
+      if (!total) return std::nullopt;
     }
     return total;
   }
@@ -105,7 +120,7 @@ class CommitCounter {
         if (!body || *body == 0) return body;
         std::optional<int64_t> trips = TripCount(op);
         if (!trips) return std::nullopt;
-        return *trips * *body;
+        return CheckedMul(*trips, *body);
       }
       case OpKind::kIf:
       case OpKind::kRole: {
@@ -120,11 +135,10 @@ class CommitCounter {
         return first;
       }
       default: {
-        int64_t total = 0;
+        std::optional<int64_t> total = 0;
         for (int r = 0; r < op.num_regions(); ++r) {
-          std::optional<int64_t> count = All(op.region(r));
-          if (!count) return std::nullopt;
-          total += *count;
+          total = Sum({total, All(op.region(r))});
+          if (!total) return std::nullopt;
         }
         return total;
       }
@@ -135,21 +149,19 @@ class CommitCounter {
   // (`stop` null: the kernel body), leaving enclosing loops after their
   // last iteration.
   std::optional<int64_t> After(const Op& op, const Op* stop) const {
-    int64_t total = 0;
+    std::optional<int64_t> total = 0;
     const Op* child = &op;
     for (;;) {
       const Region& region = *child->parent_region();
-      std::optional<int64_t> rest =
-          Range(region, region.IndexOf(child) + 1, region.size());
-      if (!rest) return std::nullopt;
-      total += *rest;
+      total = Sum(
+          {total, Range(region, region.IndexOf(child) + 1, region.size())});
+      if (!total) return std::nullopt;
       const Op* parent = child->parent_op();
       if (parent == stop || parent == nullptr) return total;
       if (parent->kind() == OpKind::kSplitK && &parent->region(0) == &region &&
           parent->num_regions() > 1) {
-        std::optional<int64_t> epilogue = All(parent->region(1));
-        if (!epilogue) return std::nullopt;
-        total += *epilogue;
+        total = Sum({total, All(parent->region(1))});
+        if (!total) return std::nullopt;
       }
       child = parent;
     }
@@ -158,20 +170,18 @@ class CommitCounter {
   // Commits from the start of `stop`'s region up to `op`, entering loops in
   // their first iteration.
   std::optional<int64_t> Before(const Op& op, const Op* stop) const {
-    int64_t total = 0;
+    std::optional<int64_t> total = 0;
     const Op* child = &op;
     for (;;) {
       const Region& region = *child->parent_region();
-      std::optional<int64_t> head = Range(region, 0, region.IndexOf(child));
-      if (!head) return std::nullopt;
-      total += *head;
+      total = Sum({total, Range(region, 0, region.IndexOf(child))});
+      if (!total) return std::nullopt;
       const Op* parent = child->parent_op();
       if (parent == stop || parent == nullptr) return total;
       if (parent->kind() == OpKind::kSplitK && parent->num_regions() > 1 &&
           &parent->region(1) == &region) {
-        std::optional<int64_t> body = All(parent->region(0));
-        if (!body) return std::nullopt;
-        total += *body;
+        total = Sum({total, All(parent->region(0))});
+        if (!total) return std::nullopt;
       }
       child = parent;
     }
@@ -220,13 +230,13 @@ std::optional<int64_t> PendingFor(const Op& wait, const Operand& token,
     std::optional<int64_t> tail = counter.After(commit, loop);
     std::optional<int64_t> head = counter.Before(wait, loop);
     if (!tail || !head) return std::nullopt;
-    int64_t between = 0;
+    std::optional<int64_t> between = 0;
     if (token.distance > 1) {
       std::optional<int64_t> body = counter.All(loop->region(0));
       if (!body) return std::nullopt;
-      between = (token.distance - 1) * *body;
+      between = CheckedMul(token.distance - 1, *body);
     }
-    return *tail + between + *head;
+    return Sum({tail, between, head});
   }
 
   // The newest instance: the innermost region holding both, where the
@@ -255,8 +265,7 @@ std::optional<int64_t> PendingFor(const Op& wait, const Operand& token,
     }
     std::optional<int64_t> tail = counter.After(commit, split);
     std::optional<int64_t> head = counter.Before(wait, split);
-    if (!tail || !head) return std::nullopt;
-    return *tail + *head;
+    return Sum({tail, head});
   }
   const int commit_index = common->IndexOf(commit_top);
   const int wait_index = common->IndexOf(wait_top);
@@ -269,8 +278,7 @@ std::optional<int64_t> PendingFor(const Op& wait, const Operand& token,
   std::optional<int64_t> head = wait_top == &wait
                                     ? std::optional<int64_t>(0)
                                     : counter.Before(wait, wait_top);
-  if (!tail || !between || !head) return std::nullopt;
-  return *tail + *between + *head;
+  return Sum({tail, between, head});
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "ir/check.h"
+#include "ir/checked_math.h"
 
 namespace kir {
 
@@ -320,13 +321,13 @@ std::unique_ptr<Op> Region::Take(int index) {
 // Kernel and module.
 
 std::optional<int64_t> Dim3::StaticVolume() const {
-  int64_t volume = 1;
+  std::vector<int64_t> extents;
   for (int i = 0; i < 3; ++i) {
     std::optional<int64_t> d = (*this)[i].AsConstant();
     if (!d) return std::nullopt;
-    volume *= *d;
+    extents.push_back(*d);
   }
-  return volume;
+  return CheckedProduct(extents);
 }
 
 Kernel::Kernel(std::string name, Location loc)

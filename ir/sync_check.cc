@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
 #include "ir/diagnostics.h"
+#include "ir/static_values.h"
 
 namespace kir {
 
@@ -324,9 +325,8 @@ std::optional<int64_t> ConflictAnalysis::Impl::TripCount(const Op& loop) const {
   std::optional<int64_t> lower = Constant(loop.operand_value(0));
   std::optional<int64_t> upper = Constant(loop.operand_value(1));
   std::optional<int64_t> step = Constant(loop.operand_value(2));
-  if (!lower || !upper || !step || *step <= 0) return std::nullopt;
-  if (*upper <= *lower) return 0;
-  return (*upper - *lower + *step - 1) / *step;
+  if (!lower || !upper || !step) return std::nullopt;
+  return kir::TripCount(*lower, *upper, *step);
 }
 
 int ConflictAnalysis::Impl::ElectedWarp(const Op& op) const {

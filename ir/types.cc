@@ -1,8 +1,11 @@
 #include "ir/types.h"
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
+#include "ir/checked_math.h"
 #include "ir/ir.h"
 
 namespace kir {
@@ -95,28 +98,39 @@ IndexExpr IndexExpr::Size(const Value* size) {
 
 namespace {
 
+// Floor division and modulo; b != 0 and not (a == INT64_MIN && b == -1).
 int64_t FloorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 
-int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
+int64_t FloorMod(int64_t a, int64_t b) {
+  const int64_t r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
 
+// Null on division by zero and when the exact result does not fit int64.
 std::optional<int64_t> Fold(IndexExpr::Kind kind, int64_t a, int64_t b) {
   using Kind = IndexExpr::Kind;
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
   switch (kind) {
-    case Kind::kAdd: return a + b;
-    case Kind::kSub: return a - b;
-    case Kind::kMul: return a * b;
+    case Kind::kAdd: return CheckedAdd(a, b);
+    case Kind::kSub: return CheckedSub(a, b);
+    case Kind::kMul: return CheckedMul(a, b);
     case Kind::kDiv:
-      if (b == 0) return std::nullopt;
+      if (b == 0 || (a == kMin && b == -1)) return std::nullopt;
       return FloorDiv(a, b);
     case Kind::kCeilDiv:
-      if (b == 0) return std::nullopt;
-      return -FloorDiv(-a, b);
+      // -floor(-a / b), so -a and the quotient's negation must exist.
+      if (b == 0 || a == kMin) return std::nullopt;
+      if (std::optional<int64_t> q = Fold(Kind::kDiv, -a, b)) {
+        return CheckedSub(0, *q);
+      }
+      return std::nullopt;
     case Kind::kMod:
       if (b == 0) return std::nullopt;
+      if (b == -1) return 0;
       return FloorMod(a, b);
     case Kind::kMin: return a < b ? a : b;
     case Kind::kMax: return a > b ? a : b;
@@ -301,16 +315,13 @@ Type Type::Token(TokenKind kind) {
 }
 
 std::optional<int64_t> Type::StaticElementCount() const {
-  int64_t count = 1;
-  if (is_tensor_map()) {
-    for (int64_t d : box_) count *= d;
-    return count;
-  }
+  if (is_tensor_map()) return CheckedProduct(box_);
+  std::vector<int64_t> extents;
   for (const IndexExpr& d : shape_) {
     if (!d.is_constant()) return std::nullopt;
-    count *= d.constant();
+    extents.push_back(d.constant());
   }
-  return count;
+  return CheckedProduct(extents);
 }
 
 std::string Type::ToString() const {

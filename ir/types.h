@@ -61,7 +61,8 @@ class IndexExpr {
 
   bool is_constant() const { return kind() == Kind::kConstant; }
   std::optional<int64_t> AsConstant() const;
-  // Evaluates with the given value for each size; nullopt on division by 0.
+  // Evaluates with the given value for each size; nullopt on division by 0
+  // and when a result does not fit int64.
   std::optional<int64_t> Evaluate(
       const std::function<std::optional<int64_t>(const Value*)>& size_value)
       const;
@@ -116,7 +117,8 @@ class Type {
 
   // The type of one element: a scalar for vectors and buffers.
   Type ElementType() const { return Scalar(dtype_); }
-  // Product of the shape when every dimension is constant.
+  // Product of the shape when every dimension is constant (and the product
+  // fits int64).
   std::optional<int64_t> StaticElementCount() const;
 
   std::string ToString() const;
