@@ -23,6 +23,7 @@
 #include "ir/sync_check.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
+#include "parser/source_reader.h"
 #include "passes/pass.h"
 #include "passes/pipeline.h"
 #include "printer/cuda_emitter.h"
@@ -54,6 +55,9 @@ Testing:
   --split-input-file       process each '// -----' separated part alone
   --verify-diagnostics     check diagnostics against expected-error,
                            expected-warning and expected-note directives
+Input:
+  --max-input-bytes=N      refuse inputs larger than N bytes (K, M, G
+                           suffixes; default 256M, at most 1G)
 Output:
   -o FILE                  write the output to FILE (default stdout)
   --emit=kir|cuda|ptx|cubin
@@ -81,6 +85,8 @@ struct Flags {
   std::string emit = "kir";
   std::string reproducer;
   std::string check_fences;
+  std::string max_input_bytes_text;
+  size_t max_input_bytes = kDefaultMaxInputBytes;
   bool help = false;
   bool list_passes = false;
   bool verify_each = true;
@@ -126,6 +132,7 @@ constexpr ValueFlag kValueFlags[] = {
     {"emit", &Flags::emit},
     {"reproducer", &Flags::reproducer},
     {"check-fences", &Flags::check_fences},
+    {"max-input-bytes", &Flags::max_input_bytes_text},
 };
 
 int EditDistance(absl::string_view a, absl::string_view b) {
@@ -258,6 +265,13 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         "'; known passes: ", absl::StrJoin(names, ", ")));
   }
   if (flags.output.empty()) return UsageError("-o needs a file name");
+  if (!flags.max_input_bytes_text.empty() &&
+      !ParseByteCount(flags.max_input_bytes_text, &flags.max_input_bytes)) {
+    return UsageError(
+        absl::StrCat("--max-input-bytes takes a byte count > 0 (e.g. 1048576 "
+                     "or 512M), got '",
+                     flags.max_input_bytes_text, "'"));
+  }
   return flags;
 }
 
@@ -277,28 +291,6 @@ void ListPasses(std::ostream& out) {
     }
   }
   out << "Default pipeline: " << PipelineToString(DefaultPipeline()) << "\n";
-}
-
-absl::StatusOr<std::string> ReadInput(const std::string& path) {
-  if (path == "-") {
-    std::ostringstream text;
-    text << std::cin.rdbuf();
-    return text.str();
-  }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return absl::NotFoundError(absl::StrCat("cannot open input file '", path,
-                                            "': ", std::strerror(errno)));
-  }
-  // Whole-buffer reads: a character iterator costs more than the parse.
-  std::ostringstream text_stream;
-  text_stream << file.rdbuf();
-  std::string text = std::move(text_stream).str();
-  if (file.bad()) {
-    return absl::DataLossError(
-        absl::StrCat("cannot read input file '", path, "'"));
-  }
-  return text;
 }
 
 // How the regions of an op with several are introduced in the report.
@@ -400,9 +392,6 @@ absl::Status ProcessSource(std::shared_ptr<const SourceFile> source,
   if (flags.emit != "kir") return EmitTarget(**module, flags.emit, output);
   output = flags.print_effects ? PrintModuleEffects(**module)
                                : PrintModule(**module, options.print);
-  // The process ends soon after; tearing down a large module op by op costs
-  // more than the print, so leave it to the exit (clang's -disable-free).
-  (void)module->release();
   return absl::OkStatus();
 }
 
@@ -429,7 +418,8 @@ int Main(int argc, char** argv) {
     if (!parsed_pipeline.ok()) return Fail(parsed_pipeline.status().message());
     pipeline = *std::move(parsed_pipeline);
   }
-  absl::StatusOr<std::string> text = ReadInput(flags.input);
+  absl::StatusOr<std::string> text =
+      ReadSourceText(flags.input, flags.max_input_bytes);
   if (!text.ok()) return Fail(text.status().message());
   const std::string file_name = flags.input == "-" ? "<stdin>" : flags.input;
 
@@ -473,6 +463,10 @@ int Main(int argc, char** argv) {
   if (flags.output == "-") {
     std::cout << result;
     std::cout.flush();
+    if (!std::cout) {
+      return Fail(absl::StrCat("cannot write to standard output: ",
+                               std::strerror(errno)));
+    }
   } else {
     std::ofstream file(flags.output, std::ios::binary | std::ios::trunc);
     file << result;
