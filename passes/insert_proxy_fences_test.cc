@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
+#include "ir/sanitizers.h"
 #include "ir/sync_check.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
@@ -871,7 +872,7 @@ TEST(InsertProxyFencesTest, RandomKernelsAreFencedAndASecondRunIsANoOp) {
   };
   KernelGenerator generator(/*seed=*/5);
   int fenced = 0, skipped = 0, with_fences = 0, edges = 0;
-  for (int n = 0; n < 150; ++n) {
+  for (int n = 0; n < SanitizerScaled(150); ++n) {
     const std::string text = generator.Generate();
     std::unique_ptr<Module> module = Parse(text);
     ASSERT_NE(module, nullptr);
@@ -907,8 +908,8 @@ TEST(InsertProxyFencesTest, RandomKernelsAreFencedAndASecondRunIsANoOp) {
       "insert-proxy-fences: %d random kernels fenced (%d with fences, %d "
       "edges), %d rejected by the prerequisite passes\n",
       fenced, with_fences, edges, skipped);
-  EXPECT_GT(fenced, 100);
-  EXPECT_GT(with_fences, 60);
+  EXPECT_GT(fenced, SanitizerScaled(100));
+  EXPECT_GT(with_fences, SanitizerScaled(60));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "ir/sanitizers.h"
 #include "ir/sync_check.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
@@ -133,7 +134,7 @@ class ProgramGenerator {
 TEST(InsertSyncsTest, RandomProgramsPassTheCheckerOrFailWithALocatedError) {
   ProgramGenerator generator(/*seed=*/4);
   int ordered = 0, errors = 0, barriers = 0;
-  for (int n = 0; n < 200; ++n) {
+  for (int n = 0; n < SanitizerScaled(200); ++n) {
     const std::string text = generator.Generate();
     std::unique_ptr<Module> module = Parse(text);
     ASSERT_NE(module, nullptr);
@@ -168,8 +169,8 @@ TEST(InsertSyncsTest, RandomProgramsPassTheCheckerOrFailWithALocatedError) {
       "insert-syncs: %d random programs ordered (%d barriers), %d "
       "rejected with a located error\n",
       ordered, barriers, errors);
-  EXPECT_GT(ordered, 80);
-  EXPECT_GT(errors, 10);
+  EXPECT_GT(ordered, SanitizerScaled(80));
+  EXPECT_GT(errors, SanitizerScaled(10));
 }
 
 constexpr char kEpilogueLike[] = R"(
@@ -272,7 +273,7 @@ TEST(InsertSyncsTest, DeepLoopNestsStayFast) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  EXPECT_LT(seconds, 6.0);
+  EXPECT_LT(seconds, 6.0 * kSanitizerSlowdown);
   // RAW before the load and WAR before the next iteration's store.
   EXPECT_EQ(Count(stats, "block-barriers-inserted"), 2);
   EXPECT_TRUE(CheckSyncs(*module->kernels[0]).ok());

@@ -87,6 +87,16 @@ for cuda_tool in ["cuobjdump", "compute-sanitizer"]:
     if find_cuda_tool(cuda_tool):
         config.available_features.add(cuda_tool)
 
+# In a sanitizer build (KIR_SANITIZE) a report aborts the tool, so that a
+# `not` or `expect-exit` line cannot take it for the failure it expects;
+# leaks are reported too. Options given in the environment win.
+if getattr(config, "kir_sanitize", False):
+    config.environment.setdefault("ASAN_OPTIONS",
+                                  "detect_leaks=1:abort_on_error=1")
+    config.environment.setdefault(
+        "UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1:abort_on_error=1")
+    config.available_features.add("sanitizers")
+
 # kir-run and the CUDA tools it starts look for CUDA here.
 for variable in ["CUDA_HOME", "LD_LIBRARY_PATH", "KIR_CACHE_DIR", "HOME"]:
     if variable in os.environ:

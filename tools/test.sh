@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds everything, and runs every test: ctest
-# (unit tests, lit goldens), then, in a clang build with libFuzzer and
-# AddressSanitizer, the fuzz_regressions ctest test (every input in
-# tools/fuzz/regressions/ once) and the round-trip fuzzer for
-# KIR_FUZZ_SECONDS (default 120) seeded with testdata/**/*.kir.
+# Installs what is missing, builds everything, and runs every test:
+#
+#   1. build-ci/ (Release): ctest, the unit tests and the lit goldens;
+#   2. build-san/ (clang, AddressSanitizer + UndefinedBehaviorSanitizer,
+#      libFuzzer instrumentation): the same ctest, with leak detection on
+#      and any sanitizer report fatal, plus the replay of every fuzz
+#      regression input;
+#   3. the round-trip fuzzer for KIR_FUZZ_SECONDS (default 90), seeded with
+#      testdata/**/*.kir, and the pass fuzzer for KIR_PASS_FUZZ_SECONDS
+#      (default 120), seeded with every testdata case that verifies (split
+#      at `// -----` and printed by kir-opt, so without comments), each with
+#      its regressions; the pass fuzzer must bring at least 25% of its
+#      executions to a pass.
 #
 # Ends with "N passed, N failed" (each ctest test and each fuzz step counts
 # once; a build that fails counts as one failure and skips what needs it) and
-# exits non-zero if anything failed. A crashing fuzz input is kept under
-# build-fuzz/crashes/; copy it into tools/fuzz/regressions/.
+# exits non-zero if anything failed. Each step prints how long it took. A
+# failing fuzz input is kept under build-san/crashes/; copy it into the
+# fuzzer's regressions directory (tools/fuzz/regressions/ or
+# tools/fuzz/pass_regressions/).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$KIR_ROOT"
@@ -21,11 +31,21 @@ if ! kir_install "${KIR_BUILD_PACKAGES[@]}" "${KIR_TEST_PACKAGES[@]}"; then
   exit 1
 fi
 
+# timed NAME COMMAND...: runs COMMAND, then prints how long it took.
+timed() {
+  local name=$1 start=$SECONDS status=0
+  shift
+  "$@" || status=$?
+  kir_note "$name: $((SECONDS - start)) s"
+  return "$status"
+}
+
 # --- ctest -------------------------------------------------------------------
+# run_ctest DIR LOG: runs every ctest test of DIR and counts the results.
 run_ctest() {
-  local log=$KIR_LOGS/ctest.log
-  kir_note "ctest"
-  ctest --test-dir build-ci --output-on-failure -j"$KIR_JOBS" 2>&1 |
+  local dir=$1 log=$2
+  kir_note "ctest in $dir"
+  ctest --test-dir "$dir" --output-on-failure -j"$KIR_JOBS" 2>&1 |
     tee "$log" || true
   local summary
   summary=$(grep -Eo '[0-9]+ tests failed out of [0-9]+' "$log" || true)
@@ -34,77 +54,96 @@ run_ctest() {
     failed=$((failed + BASH_REMATCH[1]))
     passed=$((passed + BASH_REMATCH[2] - BASH_REMATCH[1]))
   else
-    printf 'error: ctest found no tests or did not finish\n' >&2
+    printf 'error: ctest found no tests or did not finish in %s\n' "$dir" >&2
     failed=$((failed + 1))
   fi
 }
 
-if kir_build build-ci all -DCMAKE_BUILD_TYPE=Release; then
-  run_ctest
+if timed "build (Release)" kir_build build-ci all -DCMAKE_BUILD_TYPE=Release
+then
+  timed "ctest (Release)" run_ctest build-ci "$KIR_LOGS/ctest.log"
 else
   failed=$((failed + 1))
 fi
 
-# --- fuzzing -----------------------------------------------------------------
-fuzzer=build-fuzz/tools/fuzz/kir_fuzz
-regressions=tools/fuzz/regressions
-crashes=build-fuzz/crashes
+# --- sanitizers ----------------------------------------------------------------
+# Reports abort (a signal), so that `not` in a lit test cannot mistake one
+# for the expected failure; leaks are reported at exit.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}
+crashes=build-san/crashes
 
-# report_crash LOG: shows the failure report and every saved input.
+san_built=0
+if timed "build (ASan+UBSan)" kir_build build-san all -DKIR_FUZZ=ON \
+    -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug; then
+  san_built=1
+  rm -rf "$crashes"  # inputs from an earlier run were reported then
+  mkdir -p "$crashes"
+  timed "ctest (ASan+UBSan)" run_ctest build-san "$KIR_LOGS/ctest-san.log"
+else
+  failed=$((failed + 1))
+fi
+
+# --- fuzzing -------------------------------------------------------------------
+# report_crash LOG REGRESSIONS: shows the failure report and every saved input.
 report_crash() {
-  grep -E -A 30 '^==[0-9]+== ?ERROR|^kir_fuzz: |^ALARM|out-of-memory' "$1" |
+  grep -E -A 30 '^==[0-9]+== ?ERROR|^kir_(pass_)?fuzz: |runtime error|^ALARM|out-of-memory|internal error' "$1" |
     head -n 80 >&2 || kir_show_log_tail "$1"
   local input
   for input in "$crashes"/*; do
     [[ -f $input ]] || continue
-    printf 'crashing input %s (%s bytes), as characters:\n' "$input" \
+    printf 'failing input %s (%s bytes), as characters:\n' "$input" \
       "$(wc -c <"$input")" >&2
     od -An -c -w32 "$input" | head -n 40 >&2
     printf 'to keep it as a regression: cp %s %s/<what-it-exercises>.kir\n' \
-      "$input" "$regressions" >&2
+      "$input" "$2" >&2
   done
 }
 
-run_fuzzer() {
-  rm -rf "$crashes"  # inputs from an earlier run were reported then
-  mkdir -p "$crashes"
-
-  # The fuzz_regressions test runs the fuzzer once over each input there.
-  kir_note "ctest -R fuzz_regressions in build-fuzz (replays $regressions)"
-  local replay_log=$KIR_LOGS/fuzz-replay.log
-  if ctest --test-dir build-fuzz -R '^fuzz_regressions$' --output-on-failure \
-      >"$replay_log" 2>&1 &&
-     grep -q '100% tests passed, 0 tests failed out of 1' "$replay_log"; then
-    passed=$((passed + 1))
-  else
-    printf 'error: replaying the fuzz regressions failed (log: %s)\n' \
-      "${replay_log#"$KIR_ROOT"/}" >&2
-    report_crash "$replay_log"
-    failed=$((failed + 1))
-  fi
-
-  local seconds=${KIR_FUZZ_SECONDS:-120} corpus=build-fuzz/corpus seeds=0
-  local seed path
+# seed_corpus DIR HOW: fills DIR with every testdata/**/*.kir, as it is
+# (HOW=raw) or split at `// -----` into the cases that parse and verify, as
+# kir-opt prints them (HOW=verified). Seed files share names across
+# directories; their paths are flattened instead.
+seed_corpus() {
+  local corpus=$1 how=$2 seed path
   rm -rf "$corpus"
   mkdir -p "$corpus"
-  # Seed files share names across directories; flatten their paths instead.
   while IFS= read -r -d '' seed; do
     path=${seed#testdata/}
-    cp "$seed" "$corpus/${path//\//__}"
-    seeds=$((seeds + 1))
+    path=${path//\//__}
+    if [[ $how == raw ]]; then
+      cp "$seed" "$corpus/$path"
+    else
+      { build-ci/tools/kir-opt/kir-opt --split-input-file "$seed" 2>/dev/null ||
+          true; } |
+        awk -v out="$corpus/$path" \
+          '/^\/\/ -----$/ { n++; next } { print > (out "." n + 0) }'
+    fi
   done < <(find testdata -name '*.kir' -print0)
+}
 
-  local log=$KIR_LOGS/fuzz.log
-  kir_note "fuzz: ${seconds}s from $seeds seeds (log: ${log#"$KIR_ROOT"/})"
+# fuzz NAME SECONDS REGRESSIONS SEEDS [FLAG...]: runs build-san/tools/fuzz/NAME
+# for SECONDS, seeded with testdata (SEEDS: raw or verified, see
+# seed_corpus) and REGRESSIONS.
+fuzz() {
+  local name=$1 seconds=$2 regressions=$3 how=$4
+  shift 4
+  local corpus=build-san/corpus-$name
+  seed_corpus "$corpus" "$how"
+  local seeds
+  seeds=$(find "$corpus" -type f | wc -l)
+
+  local log=$KIR_LOGS/$name.log
+  kir_note "$name: ${seconds}s from $seeds seeds and $regressions (log: ${log#"$KIR_ROOT"/})"
   # New inputs go into the first directory; the regressions are read only.
-  if "$fuzzer" -dict=build-fuzz/tools/fuzz/kir.dict \
-      -artifact_prefix="$crashes/" -max_total_time="$seconds" -timeout=10 \
-      -print_final_stats=1 \
-      "$corpus" "$regressions" >"$log" 2>&1; then
+  if "build-san/tools/fuzz/$name" -dict=build-san/tools/fuzz/kir.dict \
+      -artifact_prefix="$crashes/" -max_total_time="$seconds" \
+      -print_final_stats=1 "$@" "$corpus" "$regressions" >"$log" 2>&1; then
     passed=$((passed + 1))
   else
-    printf 'error: fuzzing failed (log: %s)\n' "${log#"$KIR_ROOT"/}" >&2
-    report_crash "$log"
+    printf 'error: %s found a failing input (log: %s)\n' "$name" \
+      "${log#"$KIR_ROOT"/}" >&2
+    report_crash "$log" "$regressions"
     failed=$((failed + 1))
   fi
   # The last status line has the coverage, the final stats the executions.
@@ -113,11 +152,33 @@ run_fuzzer() {
     "$log" || true
 }
 
-if kir_build build-fuzz kir_fuzz -DKIR_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_BUILD_TYPE=Debug; then
-  run_fuzzer
-else
-  failed=$((failed + 1))
+# The pass fuzzer tests the passes only with inputs that verify.
+check_pass_reach() {
+  local line percent
+  line=$(grep -E '^kir_pass_fuzz: .* reached a pass' "$KIR_LOGS/kir_pass_fuzz.log" |
+         tail -n 1 || true)
+  printf '%s\n' "${line:-kir_pass_fuzz: no executions counted}"
+  percent=$(sed -E 's/.*\(([0-9]+)\.[0-9]%\).*/\1/' <<<"$line")
+  if [[ $percent =~ ^[0-9]+$ ]] && ((percent >= 25)); then
+    passed=$((passed + 1))
+  else
+    printf 'error: under 25%% of the pass fuzzer executions reached a pass\n' >&2
+    failed=$((failed + 1))
+  fi
+}
+
+if ((san_built)); then
+  timed "fuzz round trip" fuzz kir_fuzz "${KIR_FUZZ_SECONDS:-90}" \
+    tools/fuzz/regressions raw -timeout=10
+  # Every input that verifies runs through seven pipelines, about fifteen
+  # times slower under the sanitizers than in a Release build: inputs are
+  # kept to 4 KiB (the larger examples are left to the goldens) and an
+  # input may take 30 s before it counts as a hang.
+  seeds=verified
+  [[ -x build-ci/tools/kir-opt/kir-opt ]] || seeds=raw
+  timed "fuzz passes" fuzz kir_pass_fuzz "${KIR_PASS_FUZZ_SECONDS:-120}" \
+    tools/fuzz/pass_regressions "$seeds" -timeout=30 -max_len=4096
+  check_pass_reach
 fi
 
 echo "$passed passed, $failed failed"

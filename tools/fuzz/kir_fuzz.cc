@@ -20,21 +20,16 @@
 #include "ir/verifier.h"
 #include "parser/parser.h"
 #include "printer/kir_printer.h"
+#include "tools/fuzz/fail.h"
 #include "tools/kir-run/binding.h"
 #include "tools/kir-run/directive.h"
 
 namespace kir {
 namespace {
 
-// Reports what broke, why, and the text involved, then aborts so that
-// libFuzzer saves the input.
 [[noreturn]] void Fail(absl::string_view what, absl::string_view why,
                        absl::string_view text) {
-  std::fprintf(stderr, "kir_fuzz: %.*s\n%.*s\n--- text ---\n%.*s\n---\n",
-               static_cast<int>(what.size()), what.data(),
-               static_cast<int>(why.size()), why.data(),
-               static_cast<int>(text.size()), text.data());
-  std::abort();
+  FuzzFail("kir_fuzz", what, why, text);
 }
 
 void CheckRoundTrip(absl::string_view text) {
