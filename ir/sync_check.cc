@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
+#include "ir/checked_math.h"
 #include "ir/diagnostics.h"
 #include "ir/static_values.h"
 
@@ -44,9 +45,22 @@ struct Affine {
 };
 
 bool Overflows(int64_t value) {
-  // Keep every intermediate far from the int64 limits, so sums and products
-  // of a few of them cannot wrap.
+  // Keep every intermediate far from the int64 limits, so sums of a few of
+  // them cannot wrap; products go through BoundedMul.
   return value > (int64_t{1} << 40) || value < -(int64_t{1} << 40);
+}
+
+// a * b and a + b when the result stays within the bounds above; nullopt
+// otherwise (never undefined).
+std::optional<int64_t> BoundedMul(int64_t a, int64_t b) {
+  std::optional<int64_t> product = CheckedMul(a, b);
+  if (!product || Overflows(*product)) return std::nullopt;
+  return product;
+}
+std::optional<int64_t> BoundedAdd(int64_t a, int64_t b) {
+  std::optional<int64_t> sum = CheckedAdd(a, b);
+  if (!sum || Overflows(*sum)) return std::nullopt;
+  return sum;
 }
 
 std::shared_ptr<const Vec> Combine(const std::shared_ptr<const Vec>& a,
@@ -55,8 +69,14 @@ std::shared_ptr<const Vec> Combine(const std::shared_ptr<const Vec>& a,
   if (b == nullptr) return a;
   Vec out(b->size());
   for (size_t t = 0; t < b->size(); ++t) {
-    out[t] = (a ? (*a)[t] : 0) + b_scale * (*b)[t];
-    if (Overflows(out[t])) *ok = false;
+    std::optional<int64_t> scaled = BoundedMul(b_scale, (*b)[t]);
+    std::optional<int64_t> sum =
+        scaled ? BoundedAdd(a ? (*a)[t] : 0, *scaled) : std::nullopt;
+    if (!sum) {
+      *ok = false;
+      return nullptr;
+    }
+    out[t] = *sum;
   }
   return std::make_shared<const Vec>(std::move(out));
 }
@@ -149,8 +169,10 @@ std::optional<int64_t> ConflictAnalysis::Impl::Constant(
   if (value->kind() == Value::Kind::kResult &&
       value->defining_op()->kind() == OpKind::kConst) {
     const Attribute* attr = value->defining_op()->FindAttr("value");
+    // Constants beyond the bounds are unknowns, so arithmetic on them
+    // cannot wrap.
     if (attr != nullptr && attr->is_integral && value->type().is_scalar() &&
-        IsInteger(value->type().dtype())) {
+        IsInteger(value->type().dtype()) && !Overflows(attr->int_value)) {
       return attr->int_value;
     }
     return std::nullopt;
@@ -160,6 +182,7 @@ std::optional<int64_t> ConflictAnalysis::Impl::Constant(
   for (int64_t v : *values) {
     if (v != values->front()) return std::nullopt;
   }
+  if (Overflows(values->front())) return std::nullopt;
   return values->front();
 }
 
@@ -183,6 +206,12 @@ Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
     return out;
   }
   if (const Vec* part = threads.PerThreadValues(value)) {
+    for (int64_t v : *part) {
+      if (Overflows(v)) {
+        out.varying = true;
+        return out;
+      }
+    }
     // Not owned: the thread analysis outlives this one.
     out.part = std::shared_ptr<const Vec>(std::shared_ptr<const Vec>(), part);
     return out;
@@ -203,6 +232,7 @@ Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
       out.atoms = lhs.atoms;
       for (const auto& [atom, coefficient] : rhs.atoms) {
         out.atoms[atom] += sign * coefficient;
+        if (Overflows(out.atoms[atom])) ok = false;
         if (out.atoms[atom] == 0) out.atoms.erase(atom);
       }
       out.constant = lhs.constant + sign * rhs.constant;
@@ -221,12 +251,14 @@ Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
         bool ok = true;
         out.part = Scale(inner.part, *factor, &ok);
         for (const auto& [atom, coefficient] : inner.atoms) {
-          if (*factor != 0) out.atoms[atom] = coefficient * *factor;
-          if (Overflows(coefficient * *factor)) ok = false;
+          std::optional<int64_t> scaled = BoundedMul(coefficient, *factor);
+          if (!scaled) ok = false;
+          if (*factor != 0 && scaled) out.atoms[atom] = *scaled;
         }
-        out.constant = inner.constant * *factor;
+        std::optional<int64_t> constant = BoundedMul(inner.constant, *factor);
+        out.constant = constant.value_or(0);
         out.varying = inner.varying;
-        if (ok && !Overflows(out.constant)) return out;
+        if (ok && constant) return out;
         out = Affine();
       }
     }
@@ -251,6 +283,7 @@ std::optional<Interval> ConflictAnalysis::Impl::Range(const Value* value,
   if (const Vec* part = threads.PerThreadValues(value)) {
     if (part->empty()) return std::nullopt;
     auto [lo, hi] = std::minmax_element(part->begin(), part->end());
+    if (Overflows(*lo) || Overflows(*hi)) return std::nullopt;
     return Interval{*lo, *hi};
   }
   if (const Op* loop = InductionLoop(value)) {
@@ -286,10 +319,13 @@ std::optional<Interval> ConflictAnalysis::Impl::Range(const Value* value,
       out = {a->lo - b->hi, a->hi - b->lo};
       break;
     case OpKind::kMul: {
-      const int64_t products[] = {a->lo * b->lo, a->lo * b->hi, a->hi * b->lo,
-                                  a->hi * b->hi};
-      for (int64_t p : products) {
-        if (Overflows(p)) return std::nullopt;
+      int64_t products[4];
+      const int64_t* sides_a[] = {&a->lo, &a->lo, &a->hi, &a->hi};
+      const int64_t* sides_b[] = {&b->lo, &b->hi, &b->lo, &b->hi};
+      for (int i = 0; i < 4; ++i) {
+        std::optional<int64_t> p = BoundedMul(*sides_a[i], *sides_b[i]);
+        if (!p) return std::nullopt;
+        products[i] = *p;
       }
       out = {*std::min_element(products, products + 4),
              *std::max_element(products, products + 4)};
@@ -368,16 +404,28 @@ int64_t FloorMod(int64_t a, int64_t m) {
   return r < 0 ? r + m : r;
 }
 
-// The offsets `dim` may add at iteration distance k.
+// The offsets `dim` may add at iteration distance k; empty when there are
+// too many or they leave the bounds.
 std::vector<int64_t> Offsets(const DimensionDifference& dim, int64_t k) {
-  std::vector<int64_t> out = {dim.base + dim.per_step * k};
+  std::optional<int64_t> stepped = BoundedMul(dim.per_step, k);
+  std::optional<int64_t> first =
+      stepped ? BoundedAdd(dim.base, *stepped) : std::nullopt;
+  if (!first) return {};
+  std::vector<int64_t> out = {*first};
   for (const DimensionDifference::ModTerm& mod : dim.mods) {
-    const int64_t r = FloorMod(mod.step * k, mod.modulus);
+    std::optional<int64_t> steps = BoundedMul(mod.step, k);
+    if (!steps) return {};
+    const int64_t r = FloorMod(*steps, mod.modulus);
     std::vector<int64_t> choices = {r};
     if (r != 0) choices.push_back(r - mod.modulus);
     std::vector<int64_t> next;
     for (int64_t o : out) {
-      for (int64_t c : choices) next.push_back(o + mod.coefficient * c);
+      for (int64_t c : choices) {
+        std::optional<int64_t> term = BoundedMul(mod.coefficient, c);
+        std::optional<int64_t> sum = term ? BoundedAdd(o, *term) : std::nullopt;
+        if (!sum) return {};
+        next.push_back(*sum);
+      }
     }
     out = std::move(next);
     if (out.size() > kMaxCandidates) return {};
@@ -420,21 +468,31 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     std::optional<int64_t> count_b = eb.buffer->type().StaticElementCount();
     if (!count_a || !count_b) return any_pair();
     // `pad` widens the innermost dimension of every row.
-    auto bytes = [](const Value* buffer, const Op& alloc, int64_t count) {
+    auto bytes = [](const Value* buffer, const Op& alloc,
+                    int64_t count) -> std::optional<int64_t> {
       const Type& type = buffer->type();
       const int64_t pad = alloc.GetInt("pad");
-      int64_t elements = count;
+      std::optional<int64_t> elements = count;
       if (pad > 0 && type.rank() > 0) {
         std::optional<int64_t> inner = type.shape().back().AsConstant();
-        if (inner && *inner > 0) elements = count / *inner * (*inner + pad);
+        if (inner && *inner > 0) {
+          std::optional<int64_t> row = CheckedAdd(*inner, pad);
+          elements = row ? CheckedMul(count / *inner, *row) : std::nullopt;
+        }
       }
-      return elements * DTypeBytes(type.dtype());
+      return elements ? CheckedMul(*elements, DTypeBytes(type.dtype()))
+                      : std::nullopt;
     };
     const int64_t begin_a = offset_a->int_value;
-    const int64_t end_a = begin_a + bytes(ea.buffer, alloc_a, *count_a);
     const int64_t begin_b = offset_b->int_value;
-    const int64_t end_b = begin_b + bytes(eb.buffer, alloc_b, *count_b);
-    if (end_a <= begin_b || end_b <= begin_a) return false;
+    std::optional<int64_t> bytes_a = bytes(ea.buffer, alloc_a, *count_a);
+    std::optional<int64_t> bytes_b = bytes(eb.buffer, alloc_b, *count_b);
+    std::optional<int64_t> end_a =
+        bytes_a ? CheckedAdd(begin_a, *bytes_a) : std::nullopt;
+    std::optional<int64_t> end_b =
+        bytes_b ? CheckedAdd(begin_b, *bytes_b) : std::nullopt;
+    if (!end_a || !end_b) return any_pair();
+    if (*end_a <= begin_b || *end_b <= begin_a) return false;
     return any_pair();
   }
 
@@ -451,7 +509,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
   std::vector<int64_t> shape(rank);
   for (int d = 0; d < rank; ++d) {
     std::optional<int64_t> extent = type.shape()[d].AsConstant();
-    if (!extent || *extent <= 0) return unknown();
+    if (!extent || *extent <= 0 || Overflows(*extent)) return unknown();
     shape[d] = *extent;
   }
 
@@ -512,9 +570,15 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
           dim.known = false;
           return;
         }
+        bool fits = true;
         auto scaled = [&](int64_t c) {
-          return c >= 0 ? Interval{c * range->lo, c * range->hi}
-                        : Interval{c * range->hi, c * range->lo};
+          std::optional<int64_t> lo = BoundedMul(c, range->lo);
+          std::optional<int64_t> hi = BoundedMul(c, range->hi);
+          if (!lo || !hi) {
+            fits = false;
+            return Interval{};
+          }
+          return c >= 0 ? Interval{*lo, *hi} : Interval{*hi, *lo};
         };
         Interval add =
             shared
@@ -523,7 +587,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
                            scaled(coefficient_b).hi - scaled(coefficient_a).lo};
         dim.residual_lo += add.lo;
         dim.residual_hi += add.hi;
-        if (Overflows(dim.residual_lo) || Overflows(dim.residual_hi)) {
+        if (!fits || Overflows(dim.residual_lo) || Overflows(dim.residual_hi)) {
           dim.known = false;
         }
       };
@@ -539,7 +603,9 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       }
       if (InductionLoop(atom) == stepping) {
         // iv_a = iv_b - k * step.
-        dim.per_step += ca * *step;
+        std::optional<int64_t> per_step = BoundedMul(ca, *step);
+        if (per_step) dim.per_step += *per_step;
+        if (!per_step || Overflows(dim.per_step)) dim.known = false;
         continue;
       }
       // rem(x * iv + y, m) with x, y, m constants and a non-negative
@@ -556,12 +622,15 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
                                   stepping->region(0).num_arguments() > 0
                               ? stepping->region(0).argument(0)
                               : nullptr;
+        std::optional<int64_t> mod_step =
+            dividend.atoms.size() == 1
+                ? BoundedMul(dividend.atoms.begin()->second, *step)
+                : std::nullopt;
         if (modulus && *modulus > 0 && range && range->lo >= 0 &&
             !dividend.varying && dividend.part == nullptr &&
             dividend.atoms.size() == 1 && iv != nullptr &&
-            dividend.atoms.begin()->first == iv) {
-          dim.mods.push_back(
-              {ca, dividend.atoms.begin()->second * *step, *modulus});
+            dividend.atoms.begin()->first == iv && mod_step) {
+          dim.mods.push_back({ca, *mod_step, *modulus});
           followed = true;
         }
       }
@@ -570,6 +639,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     std::optional<Interval> range_a = Range(ea.origin[d]);
     std::optional<Interval> range_b = Range(eb.origin[d]);
     if (!range_a || !range_b || range_a->lo < 0 || range_b->lo < 0 ||
+        Overflows(dim.extent_a) || Overflows(dim.extent_b) ||
         range_a->hi + dim.extent_a > shape[d] ||
         range_b->hi + dim.extent_b > shape[d]) {
       in_bounds = false;
@@ -634,8 +704,12 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     const int64_t pad = IsSharedAllocation(ea.buffer)
                             ? ea.buffer->defining_op()->GetInt("pad")
                             : 0;
-    const int64_t inner = d == rank - 2 ? shape[d + 1] + pad : shape[d + 1];
-    strides[d] = strides[d + 1] * inner;
+    std::optional<int64_t> inner =
+        d == rank - 2 ? BoundedAdd(shape[d + 1], pad) : shape[d + 1];
+    std::optional<int64_t> stride =
+        inner ? BoundedMul(strides[d + 1], *inner) : std::nullopt;
+    if (!stride) return unknown();
+    strides[d] = *stride;
   }
   std::vector<int> known;
   for (int d = 0; d < rank; ++d) {
@@ -649,6 +723,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
   } else {
     ++counters.per_dimension;
   }
+  bool keys_fit = true;
   auto key_of = [&](int t, bool side_a) {
     std::vector<int64_t> key;
     int64_t linear_key = 0;
@@ -659,7 +734,11 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       const int64_t value =
           part && t < static_cast<int>(part->size()) ? (*part)[t] : 0;
       if (linear) {
-        linear_key += value * strides[d];
+        std::optional<int64_t> scaled = BoundedMul(value, strides[d]);
+        std::optional<int64_t> sum =
+            scaled ? BoundedAdd(linear_key, *scaled) : std::nullopt;
+        if (!sum) keys_fit = false;
+        linear_key = sum.value_or(0);
       } else {
         key.push_back(value);
       }
@@ -680,6 +759,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       ++g.count;
     }
   }
+  if (!keys_fit) return unknown();
 
   for (int64_t k : distances) {
     // Candidate offsets for each known dimension (or, linearly, in all).
@@ -696,8 +776,13 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       std::vector<int64_t> o = Offsets(dim, k);
       if (o.empty()) return unknown();
       offsets.push_back(std::move(o));
-      hull_a += (dim.extent_a - 1) * strides[d];
-      hull_b += (dim.extent_b - 1) * strides[d];
+      if (!linear) continue;
+      std::optional<int64_t> span_a = BoundedMul(dim.extent_a - 1, strides[d]);
+      std::optional<int64_t> span_b = BoundedMul(dim.extent_b - 1, strides[d]);
+      if (!span_a || !span_b) return unknown();
+      hull_a += *span_a;
+      hull_b += *span_b;
+      if (Overflows(hull_a) || Overflows(hull_b)) return unknown();
     }
     if (linear) {
       std::vector<int64_t> total = {0};
@@ -706,7 +791,13 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
         if (!dims[d].known) continue;
         std::vector<int64_t> next;
         for (int64_t base : total) {
-          for (int64_t o : offsets[i]) next.push_back(base + o * strides[d]);
+          for (int64_t o : offsets[i]) {
+            std::optional<int64_t> scaled = BoundedMul(o, strides[d]);
+            std::optional<int64_t> sum =
+                scaled ? BoundedAdd(base, *scaled) : std::nullopt;
+            if (!sum) return unknown();
+            next.push_back(*sum);
+          }
         }
         ++i;
         std::sort(next.begin(), next.end());
@@ -717,8 +808,14 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       offsets = {total};
       int64_t lo = 0, hi = 0;
       for (int d = 0; d < rank; ++d) {
-        lo += dims[d].residual_lo * strides[d];
-        hi += dims[d].residual_hi * strides[d];
+        std::optional<int64_t> scaled_lo =
+            BoundedMul(dims[d].residual_lo, strides[d]);
+        std::optional<int64_t> scaled_hi =
+            BoundedMul(dims[d].residual_hi, strides[d]);
+        if (!scaled_lo || !scaled_hi) return unknown();
+        lo += *scaled_lo;
+        hi += *scaled_hi;
+        if (Overflows(lo) || Overflows(hi)) return unknown();
       }
       residual_lo = {lo};
       residual_hi = {hi};
