@@ -1,8 +1,11 @@
 #include "ir/diagnostics.h"
 
-#include "absl/strings/string_view.h"
+#include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "ir/utf8.h"
 
 namespace kir {
 
@@ -44,20 +47,72 @@ const char* SeverityName(Severity severity) {
   return "error";
 }
 
+// Source lines longer than this many characters are echoed as a window
+// around the column, with "..." where they are cut.
+constexpr int kMaxEchoedCharacters = 160;
+
+// The echo of `line` under a diagnostic at byte `column` (1-based): one
+// printable character per source character (control bytes and invalid
+// UTF-8 shown as '?', tabs kept), then a line with the caret under the
+// column.
+std::string EchoWithCaret(absl::string_view line, int column) {
+  struct Character {
+    size_t begin;
+    std::string shown;
+  };
+  std::vector<Character> characters;
+  size_t caret = 0;  // index of the character holding the column
+  bool caret_found = false;
+  for (size_t i = 0; i < line.size();) {
+    int length = Utf8SequenceLength(line.substr(i));
+    std::string shown;
+    if (length == 0 ||
+        (length == 1 && IsControlByte(line[i]) && line[i] != '\t')) {
+      length = 1;
+      shown = "?";
+    } else {
+      shown = std::string(line.substr(i, static_cast<size_t>(length)));
+    }
+    if (!caret_found && static_cast<int>(i) + length >= column) {
+      caret = characters.size();
+      caret_found = true;
+    }
+    characters.push_back({i, std::move(shown)});
+    i += static_cast<size_t>(length);
+  }
+  if (!caret_found) caret = characters.size();  // past the end of the line
+  size_t first = 0, last = characters.size();
+  if (characters.size() > kMaxEchoedCharacters) {
+    const size_t half = kMaxEchoedCharacters / 2;
+    first = caret > half ? caret - half : 0;
+    last = std::min(characters.size(), first + kMaxEchoedCharacters);
+    if (last - first < kMaxEchoedCharacters) {
+      first = last - kMaxEchoedCharacters;
+    }
+  }
+  std::string echo, marker;
+  if (first > 0) {
+    echo = "...";
+    marker = "   ";
+  }
+  for (size_t c = first; c < last; ++c) {
+    echo += characters[c].shown;
+    // Keep tabs so the caret lines up under the same column in a terminal.
+    if (c < caret) marker += characters[c].shown == "\t" ? '\t' : ' ';
+  }
+  if (last < characters.size()) echo += "...";
+  return absl::StrCat(echo, "\n", marker, "^\n");
+}
+
 void RenderOne(const Diagnostic& diagnostic, std::string& out) {
   const Location& loc = diagnostic.loc;
-  absl::StrAppend(&out, loc.ToString(), ": ", SeverityName(diagnostic.severity),
-                  ": ", diagnostic.message, "\n");
+  absl::StrAppend(&out,
+                  PrintableText(absl::StrCat(loc.ToString(), ": ",
+                                             SeverityName(diagnostic.severity),
+                                             ": ", diagnostic.message)),
+                  "\n");
   if (!loc.known() || !loc.file) return;
-  absl::string_view line = loc.file->Line(loc.line);
-  absl::StrAppend(&out, line, "\n");
-  // Keep tabs so the caret lines up under the same column in a terminal.
-  std::string caret;
-  for (int i = 1; i < loc.column && i - 1 < static_cast<int>(line.size());
-       ++i) {
-    caret += line[i - 1] == '\t' ? '\t' : ' ';
-  }
-  absl::StrAppend(&out, caret, "^\n");
+  absl::StrAppend(&out, EchoWithCaret(loc.file->Line(loc.line), loc.column));
 }
 
 }  // namespace

@@ -328,6 +328,10 @@ struct Dim3 {
   IndexExpr x = IndexExpr::Constant(1);
   IndexExpr y = IndexExpr::Constant(1);
   IndexExpr z = IndexExpr::Constant(1);
+  // Where the clause (`grid`) and each dimension were written; unknown for
+  // missing ones (diagnostics then point at the kernel).
+  Location loc;
+  Location dim_loc[3];
   // Product when all are constant.
   std::optional<int64_t> StaticVolume() const;
   const IndexExpr& operator[](int i) const { return i == 0 ? x : i == 1 ? y : z; }

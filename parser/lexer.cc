@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "ir/utf8.h"
 
 namespace kir {
 namespace {
@@ -204,7 +205,9 @@ Token Lexer::LexNumber(size_t begin) {
 }
 
 // string ::= '"' ( [^"\\\n] | '\\' ["\\nt] )* '"'
-// Escapes are checked here and decoded by the parser.
+// Escapes are checked here and decoded by the parser. The text is valid
+// UTF-8 without control bytes other than tab: strings reach generated
+// sources (ptx) and diagnostics.
 Token Lexer::LexString(size_t begin) {
   const size_t size = source_.size();
   ++pos_;  // the opening quote
@@ -215,6 +218,24 @@ Token Lexer::LexString(size_t begin) {
       return Make(Tok::kString, begin);
     }
     if (c == '\n') break;
+    if (IsControlByte(c) && c != '\t') {
+      ++pos_;
+      return MakeError(pos_ - 1, absl::StrCat("string contains a control "
+                                              "character (",
+                                              DescribeByte(c),
+                                              "); write \\n or \\t, or "
+                                              "leave it out"));
+    }
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      const int length = Utf8SequenceLength(source_.substr(pos_));
+      if (length == 0) {
+        ++pos_;
+        return MakeError(pos_ - 1, absl::StrCat("string is not valid UTF-8 (",
+                                                DescribeByte(c), ")"));
+      }
+      pos_ += static_cast<size_t>(length);
+      continue;
+    }
     if (c == '\\') {
       if (pos_ + 1 >= size) break;
       char escaped = source_[pos_ + 1];

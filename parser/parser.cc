@@ -32,15 +32,6 @@ namespace {
     if (!kir_status_.ok()) return kir_status_; \
   } while (false)
 
-// Regions and parenthesised index expressions may nest this deep; deeper
-// input is rejected instead of overflowing the stack.
-constexpr int kMaxNesting = 128;
-// Binary operators in one index expression; bounds the expression tree that
-// later passes walk recursively.
-constexpr int kMaxIndexExprOperators = 512;
-// Sources larger than this are rejected so that lines and columns fit int.
-constexpr size_t kMaxSourceBytes = size_t{1} << 30;
-
 // Where a value was defined, for "redefinition" notes. One table serves
 // every kernel of a module; entries of earlier kernels are stale.
 struct ValueDefinition {
@@ -170,28 +161,6 @@ std::optional<DType> ScalarTypeFromName(absl::string_view name) {
   return dtype;
 }
 
-// Computes `a op b` for constants as IndexExpr would fold it; false when the
-// result does not fit in int64 (the folding itself would overflow or trap).
-bool FoldFits(IndexExpr::Kind kind, int64_t a, int64_t b) {
-  int64_t ignored = 0;
-  switch (kind) {
-    case IndexExpr::Kind::kAdd:
-      return !__builtin_add_overflow(a, b, &ignored);
-    case IndexExpr::Kind::kSub:
-      return !__builtin_sub_overflow(a, b, &ignored);
-    case IndexExpr::Kind::kMul:
-      return !__builtin_mul_overflow(a, b, &ignored);
-    case IndexExpr::Kind::kDiv:
-    case IndexExpr::Kind::kMod:
-      return !(a == std::numeric_limits<int64_t>::min() && b == -1);
-    case IndexExpr::Kind::kCeilDiv:
-      // Computed as -floor(-a / b), so -a must exist.
-      return a != std::numeric_limits<int64_t>::min();
-    default:
-      return true;
-  }
-}
-
 class Parser {
  public:
   explicit Parser(std::shared_ptr<const SourceFile> source)
@@ -263,7 +232,8 @@ class Parser {
 
   // --- Index expressions and types.
   absl::Status ParseIndexExpr(IndexExpr* expr);
-  absl::Status ParseIndexExprList(std::vector<IndexExpr>* exprs);
+  absl::Status ParseIndexExprList(std::vector<IndexExpr>* exprs,
+                                  absl::string_view what);
   absl::Status ParseTerm(IndexExpr* expr);
   absl::Status ParseAtom(IndexExpr* expr);
   absl::Status MakeBinary(IndexExpr::Kind kind, const Token& op, IndexExpr lhs,
@@ -564,6 +534,21 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::Parse() {
            << "input is too large (" << source_->text.size()
            << " bytes; the limit is " << kMaxSourceBytes << ")";
   }
+  // Lines end with LF or CRLF. With CR alone (old Mac files) the file
+  // would read as one line whose first comment swallows the rest.
+  const absl::string_view text = source_->text;
+  for (size_t cr = text.find('\r'); cr != absl::string_view::npos;
+       cr = text.find('\r', cr + 1)) {
+    if (cr + 1 < text.size() && text[cr + 1] == '\n') continue;
+    const size_t line_start = text.rfind('\n', cr);
+    const int line =
+        1 + static_cast<int>(std::count(text.begin(), text.begin() + cr, '\n'));
+    const int column = static_cast<int>(
+        cr - (line_start == absl::string_view::npos ? 0 : line_start + 1) + 1);
+    return Error(Loc(line, column))
+           << "carriage return without a line feed: kir lines end with LF "
+              "or CRLF (convert the file, e.g. with tr '\\r' '\\n')";
+  }
   absl::flat_hash_map<std::string, Location> kernel_names;
   // About one value per 40 bytes of source; sizing the table once saves
   // rehashing it while it grows.
@@ -654,7 +639,7 @@ absl::Status Parser::ParseParam(Kernel& kernel) {
     KIR_RETURN_IF_ERROR(ParseDType(/*allow_mbarrier=*/false, &dtype));
     KIR_RETURN_IF_ERROR(Expect(Tok::kLBracket, "'[' and the shape"));
     std::vector<IndexExpr> shape;
-    KIR_RETURN_IF_ERROR(ParseIndexExprList(&shape));
+    KIR_RETURN_IF_ERROR(ParseIndexExprList(&shape, "a shape extent"));
     KIR_RETURN_IF_ERROR(Expect(Tok::kRBracket, "',' or ']'"));
     int rank = static_cast<int>(shape.size());
     type = Type::Buffer(MemorySpace::kGlobal, dtype, std::move(shape));
@@ -753,7 +738,7 @@ absl::Status Parser::ParseTensorAttrs(int rank, Param& param) {
       Token open = tok();
       KIR_RETURN_IF_ERROR(Expect(Tok::kLBracket, "'[' and the strides"));
       std::vector<IndexExpr> strides;
-      KIR_RETURN_IF_ERROR(ParseIndexExprList(&strides));
+      KIR_RETURN_IF_ERROR(ParseIndexExprList(&strides, "a stride"));
       KIR_RETURN_IF_ERROR(Expect(Tok::kRBracket, "',' or ']'"));
       if (static_cast<int>(strides.size()) != rank) {
         return ErrorAt(open)
@@ -841,12 +826,14 @@ absl::Status Parser::ParseLaunch(Kernel& kernel, bool seen[3], Token first[3]) {
   Dim3& dims = which == 0   ? kernel.grid
                : which == 1 ? kernel.block
                             : kernel.cluster;
+  dims.loc = Loc(name);
   int count = 0;
   do {
     if (count == 3) {
       return ErrorAt(tok())
              << "'" << name.text << "' takes at most 3 dimensions (x, y, z)";
     }
+    dims.dim_loc[count] = Loc(tok());
     KIR_RETURN_IF_ERROR(ParseIndexExpr(&dims[count]));
     ++count;
   } while (Consume(Tok::kComma));
@@ -867,10 +854,17 @@ absl::Status Parser::ResolveForwardUses() {
 // Index expressions and types.
 
 // index-exprs ::= index-expr (',' index-expr)*
-absl::Status Parser::ParseIndexExprList(std::vector<IndexExpr>* exprs) {
+// Shapes and strides: a constant one must not be negative.
+absl::Status Parser::ParseIndexExprList(std::vector<IndexExpr>* exprs,
+                                        absl::string_view what) {
   do {
+    Token start = tok();
     IndexExpr expr;
     KIR_RETURN_IF_ERROR(ParseIndexExpr(&expr));
+    if (expr.is_constant() && expr.constant() < 0) {
+      return ErrorAt(start)
+             << what << " must not be negative, got " << expr.constant();
+    }
     exprs->push_back(std::move(expr));
   } while (Consume(Tok::kComma));
   return absl::OkStatus();
@@ -878,15 +872,22 @@ absl::Status Parser::ParseIndexExprList(std::vector<IndexExpr>* exprs) {
 
 absl::Status Parser::MakeBinary(IndexExpr::Kind kind, const Token& op,
                                 IndexExpr lhs, IndexExpr rhs, IndexExpr* expr) {
-  if (++expr_operators_ > kMaxIndexExprOperators) {
+  if (++expr_operators_ > kMaxExpressionOperators) {
     return ErrorAt(op) << "index expression has more than "
-                       << kMaxIndexExprOperators << " operators";
+                       << kMaxExpressionOperators << " operators";
   }
-  if (lhs.is_constant() && rhs.is_constant() &&
-      !FoldFits(kind, lhs.constant(), rhs.constant())) {
+  const bool divides = kind == IndexExpr::Kind::kDiv ||
+                       kind == IndexExpr::Kind::kMod ||
+                       kind == IndexExpr::Kind::kCeilDiv;
+  if (divides && rhs.is_constant() && rhs.constant() == 0) {
+    return ErrorAt(op) << "index expression divides by zero";
+  }
+  const bool constant = lhs.is_constant() && rhs.is_constant();
+  *expr = IndexExpr::Binary(kind, std::move(lhs), std::move(rhs));
+  // Binary folds constants unless the result does not fit.
+  if (constant && !expr->is_constant()) {
     return ErrorAt(op) << "index expression overflows 64 bits";
   }
-  *expr = IndexExpr::Binary(kind, std::move(lhs), std::move(rhs));
   return absl::OkStatus();
 }
 
@@ -1014,7 +1015,8 @@ absl::Status Parser::ParseType(Type* type) {
     Advance();
     KIR_RETURN_IF_ERROR(Expect(Tok::kLess));
     int64_t lanes = 0;
-    KIR_RETURN_IF_ERROR(ParseIntInRange(1, std::numeric_limits<int32_t>::max(),
+    // A vector of one lane is its scalar: write that instead.
+    KIR_RETURN_IF_ERROR(ParseIntInRange(2, std::numeric_limits<int32_t>::max(),
                                         &lanes, "vector lane count"));
     // `4xf32` lexes as `4` `xf32`; `4 x f32` as `4` `x` `f32`.
     if (!tok().is(Tok::kIdentifier) || tok().text[0] != 'x') {
@@ -1048,7 +1050,7 @@ absl::Status Parser::ParseType(Type* type) {
     KIR_RETURN_IF_ERROR(ParseDType(/*allow_mbarrier=*/true, &dtype));
     KIR_RETURN_IF_ERROR(Expect(Tok::kLBracket, "'[' and the shape"));
     std::vector<IndexExpr> shape;
-    KIR_RETURN_IF_ERROR(ParseIndexExprList(&shape));
+    KIR_RETURN_IF_ERROR(ParseIndexExprList(&shape, "a shape extent"));
     KIR_RETURN_IF_ERROR(Expect(Tok::kRBracket, "',' or ']'"));
     *type = Type::Buffer(space, dtype, std::move(shape));
     return absl::OkStatus();

@@ -7,6 +7,7 @@
 #ifndef KIR_PARSER_PARSER_H_
 #define KIR_PARSER_PARSER_H_
 
+#include <cstddef>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -14,6 +15,17 @@
 #include "ir/ir.h"
 
 namespace kir {
+
+// Limits on the input, each reported as a located error when passed (so
+// that recursion stays within the stack and positions fit an int):
+// regions and parenthesised index expressions nest at most kMaxNesting
+// deep; one index expression has at most kMaxExpressionOperators binary
+// operators; a source has at most kMaxSourceBytes bytes (the tools read
+// less by default, see parser/source_reader.h). kir-run's reference
+// expressions take the same nesting and operator caps.
+inline constexpr int kMaxNesting = 128;
+inline constexpr int kMaxExpressionOperators = 512;
+inline constexpr size_t kMaxSourceBytes = size_t{1} << 30;
 
 absl::StatusOr<std::unique_ptr<Module>> ParseModule(
     std::shared_ptr<const SourceFile> source);

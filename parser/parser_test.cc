@@ -526,7 +526,7 @@ const ErrorCase kErrorCases[] = {
 
 const ErrorCase kMoreErrorCases[] = {
     {"kernel @k() { %c = const 1 : vec<0 x f32> }",
-     "1:34: error: vector lane count must be between 1 and 2147483647, got "
+     "1:34: error: vector lane count must be between 2 and 2147483647, got "
      "0"},
     {"kernel @k() { %c = const 1 : shared f32[] }",
      "1:41: error: expected an index expression, found ']'"},
