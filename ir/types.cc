@@ -1,5 +1,6 @@
 #include "ir/types.h"
 
+#include <cmath>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -80,6 +81,20 @@ const char* TokenKindName(TokenKind kind) {
 
 // ---------------------------------------------------------------------------
 // IndexExpr.
+
+double FloatOverflowThreshold(DType dtype) {
+  switch (dtype) {
+    case DType::kF16:
+      return 65520.0;
+    case DType::kBF16:
+      return std::ldexp(1.0, 128) - std::ldexp(1.0, 119);
+    case DType::kF32:
+      return std::ldexp(1.0, 128) - std::ldexp(1.0, 103);
+    default:
+      KIR_UNREACHABLE() << "FloatOverflowThreshold of " << DTypeName(dtype);
+  }
+  return 0;
+}
 
 IndexExpr IndexExpr::Constant(int64_t value) {
   auto node = std::make_shared<Node>();

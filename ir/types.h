@@ -32,6 +32,10 @@ std::optional<DType> ParseDType(absl::string_view name);
 int DTypeBytes(DType dtype);
 bool IsFloat(DType dtype);
 bool IsInteger(DType dtype);  // i1, i32, i64, index
+// The smallest magnitude that rounds to infinity in float type `dtype`
+// (halfway between its largest finite value and the next power of two:
+// 65520 for f16, 2^128 - 2^119 for bf16, 2^128 - 2^103 for f32).
+double FloatOverflowThreshold(DType dtype);
 
 enum class MemorySpace { kGlobal, kShared, kRegister };
 const char* MemorySpaceName(MemorySpace space);  // "global" "shared" "reg"

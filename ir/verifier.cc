@@ -8,6 +8,7 @@
 #include "ir/verifier.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -21,8 +22,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
+#include "ir/checked_math.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
+#include "ir/static_values.h"
 #include "ir/thread_analysis.h"
 
 namespace kir {
@@ -91,8 +94,11 @@ std::string Name(const Value* value) {
   return absl::StrCat("%", value->name());
 }
 
-std::string Plural(int64_t count, absl::string_view noun) {
-  return absl::StrCat(count, " ", noun, count == 1 ? "" : "s");
+std::string Plural(int64_t count, absl::string_view noun,
+                   absl::string_view plural = "") {
+  if (count == 1) return absl::StrCat(count, " ", noun);
+  return plural.empty() ? absl::StrCat(count, " ", noun, "s")
+                        : absl::StrCat(count, " ", plural);
 }
 
 bool IsPowerOfTwo(int64_t value) {
@@ -282,19 +288,34 @@ int64_t SaturatingMul(int64_t a, int64_t b) {
 }
 
 // Bytes of a buffer with a constant shape; `pad` elements are added to each
-// innermost row.
-std::optional<int64_t> StaticBytes(const Type& type, int64_t pad) {
-  int64_t elements = 1;
+// innermost row. Nullopt when the shape is not constant, and also when the
+// count does not fit 64 bits, which sets `*overflow`.
+std::optional<int64_t> StaticBytes(const Type& type, int64_t pad,
+                                   bool* overflow) {
+  *overflow = false;
+  std::optional<int64_t> elements = 1;
   for (int d = 0; d < type.rank(); ++d) {
     std::optional<int64_t> extent = type.shape()[d].AsConstant();
     if (!extent) return std::nullopt;
-    int64_t row = d == type.rank() - 1 ? std::min(*extent, kSaturated) +
-                                             std::min(pad, kSaturated)
-                                       : *extent;
-    elements = SaturatingMul(elements, row);
+    std::optional<int64_t> row =
+        d == type.rank() - 1 ? CheckedAdd(*extent, pad) : extent;
+    elements = elements && row ? CheckedMul(*elements, *row) : std::nullopt;
   }
-  return SaturatingMul(elements, DTypeBytes(type.dtype()));
+  std::optional<int64_t> bytes =
+      elements ? CheckedMul(*elements, DTypeBytes(type.dtype())) : std::nullopt;
+  *overflow = !bytes;
+  return bytes;
 }
+
+// "N bytes", or, when a count overflowed, "more bytes than fit in 64 bits".
+std::string BytesText(std::optional<int64_t> bytes) {
+  return bytes ? absl::StrCat(*bytes, " bytes")
+               : std::string("more bytes than fit in 64 bits");
+}
+
+// The local memory a thread can have on sm_90 (where register buffers
+// spill); a register buffer larger than it cannot be compiled.
+constexpr int64_t kLocalMemoryPerThread = 512 * 1024;
 
 // The number of threads or CTAs of a launch shape whose dimensions are all
 // constant and within `limit` each; nullopt otherwise.
@@ -576,7 +597,12 @@ void Verifier::CheckTensorMap(const Param& map) {
 }
 
 void Verifier::CheckLaunch() {
-  const Location& loc = kernel_.loc();
+  // Errors point at the dimension, the clause, or (for a clause left out)
+  // the kernel.
+  auto at = [&](const Dim3& dims, int d) -> const Location& {
+    if (d >= 0 && dims.dim_loc[d].known()) return dims.dim_loc[d];
+    return dims.loc.known() ? dims.loc : kernel_.loc();
+  };
   static constexpr const char* kDims[] = {"x", "y", "z"};
   static constexpr int64_t kBlockLimits[] = {1024, 1024, 64};
   static constexpr int64_t kGridLimits[] = {2147483647, 65535, 65535};
@@ -585,20 +611,20 @@ void Verifier::CheckLaunch() {
     std::optional<int64_t> extent = kernel_.block[d].AsConstant();
     if (extent && (*extent < 1 || *extent > kBlockLimits[d])) {
       block_dims_ok = false;
-      FailKernel(loc, kBlockShape)
+      FailKernel(at(kernel_.block, d), kBlockShape)
           << "block dimension " << kDims[d] << " must be in 1.."
           << kBlockLimits[d] << ", got " << *extent;
     }
   }
   std::optional<int64_t> threads = BoundedVolume(kernel_.block, 1024);
   if (block_dims_ok && threads && *threads > 1024) {
-    FailKernel(loc, kBlockShape)
+    FailKernel(at(kernel_.block, -1), kBlockShape)
         << "a block has at most 1024 threads, got " << *threads;
   }
   for (int d = 0; d < 3; ++d) {
     std::optional<int64_t> extent = kernel_.grid[d].AsConstant();
     if (extent && (*extent < 1 || *extent > kGridLimits[d])) {
-      FailKernel(loc, kGridShape)
+      FailKernel(at(kernel_.grid, d), kGridShape)
           << "grid dimension " << kDims[d] << " must be in 1.."
           << kGridLimits[d] << ", got " << *extent;
     }
@@ -606,14 +632,15 @@ void Verifier::CheckLaunch() {
   for (int d = 0; d < 3; ++d) {
     std::optional<int64_t> extent = kernel_.cluster[d].AsConstant();
     if (!extent || *extent < 1) {
-      FailKernel(loc, kClusterShape) << "cluster dimension " << kDims[d]
-                                     << " must be a positive constant, got "
-                                     << kernel_.cluster[d].ToString();
+      FailKernel(at(kernel_.cluster, d), kClusterShape)
+          << "cluster dimension " << kDims[d]
+          << " must be a positive constant, got "
+          << kernel_.cluster[d].ToString();
       return;
     }
     std::optional<int64_t> grid = kernel_.grid[d].AsConstant();
     if (grid && *grid > 0 && *grid % *extent != 0) {
-      FailKernel(loc, kClusterShape)
+      FailKernel(at(kernel_.cluster, d), kClusterShape)
           << "cluster dimension " << kDims[d] << " (" << *extent
           << ") must divide grid dimension " << kDims[d] << " (" << *grid
           << ")";
@@ -621,7 +648,7 @@ void Verifier::CheckLaunch() {
   }
   std::optional<int64_t> cluster = BoundedVolume(kernel_.cluster, 1024);
   if (!cluster || *cluster > 8) {
-    FailKernel(loc, kClusterShape)
+    FailKernel(at(kernel_.cluster, -1), kClusterShape)
         << "a cluster may have at most 8 CTAs (the portable limit), got "
         << (cluster ? absl::StrCat(*cluster)
                     : absl::StrCat(kernel_.cluster.x.ToString(), " x ",
@@ -1001,6 +1028,18 @@ void Verifier::CheckOp(const Op& op) {
               << op.operand_value(i)->type().ToString();
         }
       }
+      if (std::optional<int64_t> step = IntegerConstant(op.operand_value(2));
+          step && *step <= 0) {
+        Fail(op, kControlOperands)
+            << "for step must be positive, got " << *step
+            << " (the loop would never end or never start)";
+      }
+      if (op.GetInt("unroll") < 0) {
+        Fail(op, kControlOperands)
+            << "for unroll must be 0 (the compiler decides), 1 (rolled) or "
+               "a count, got "
+            << op.GetInt("unroll");
+      }
       break;
     }
     case OpKind::kSplitK: {
@@ -1112,7 +1151,8 @@ bool Verifier::CheckRefs(const Op& op) {
       ok = false;
       Fail(op, kBufferRef) << op.mnemonic() << " " << SlotName(op.kind(), i)
                            << " " << Name(operand.value) << " has rank " << rank
-                           << " but is indexed with " << Plural(count, "index");
+                           << " but is indexed with "
+                           << Plural(count, "index", "indices");
     }
     for (const Value* index : operand.indices) {
       if (!index->type().is_index()) {
@@ -1242,7 +1282,20 @@ void Verifier::CheckConst(const Op& op) {
                           << type.ToString();
     return;
   }
-  if (IsFloat(type.dtype())) return;
+  if (IsFloat(type.dtype())) {
+    // inf and nan are written as such; a finite literal must stay finite.
+    const double number = value.is_integral
+                              ? static_cast<double>(value.int_value)
+                              : value.float_value;
+    if (std::isfinite(number) &&
+        std::fabs(number) >= FloatOverflowThreshold(type.dtype())) {
+      Fail(op, kConstValue)
+          << "const value " << number << " is out of the range of "
+          << type.ToString() << " (it would round to infinity; write inf if "
+          << "that is meant)";
+    }
+    return;
+  }
   if (!value.is_integral) {
     Fail(op, kConstValue) << "const of type " << type.ToString()
                           << " needs an integer value, got "
@@ -1533,10 +1586,24 @@ void Verifier::CheckAtomic(const Op& op) {
 }
 
 void Verifier::CheckPtx(const Op& op) {
+  // PTX is ASCII; the text goes into a C++ string literal in the CUDA
+  // source, where a stray byte would fail far from here.
+  const std::string& ptx_text = op.GetString("text");
+  for (size_t i = 0; i < ptx_text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(ptx_text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f) {
+      Fail(op, kPtx) << "ptx text must be printable ASCII (and newlines and "
+                        "tabs), got byte 0x"
+                     << absl::StrCat(absl::Hex(c, absl::kZeroPad2))
+                     << " at offset " << i;
+      break;
+    }
+  }
   int64_t reads = op.GetInt("reads");
   int64_t writes = op.GetInt("writes");
   int operands = op.num_operands();
-  if (reads < 0 || writes < 0 || reads + writes > operands) {
+  if (reads < 0 || writes < 0 || reads > operands ||
+      writes > operands - reads) {
     Fail(op, kPtx) << "ptx declares " << reads << " read and " << writes
                    << " written buffers but has "
                    << Plural(operands, "operand");
@@ -1617,7 +1684,18 @@ void Verifier::CheckAlloc(const Op& op) {
     }
   }
 
-  if (op.kind() == OpKind::kAllocReg) return;
+  if (op.kind() == OpKind::kAllocReg) {
+    bool overflow = false;
+    std::optional<int64_t> bytes = StaticBytes(type, 0, &overflow);
+    if (overflow || (bytes && *bytes > kLocalMemoryPerThread)) {
+      Fail(op, kAllocType) << "alloc.reg needs " << BytesText(bytes)
+                           << " per thread, more than the "
+                           << kLocalMemoryPerThread
+                           << " bytes of local memory (where registers "
+                              "spill) a thread can have";
+    }
+    return;
+  }
   int64_t align = op.GetInt("align");
   if (!IsPowerOfTwo(align) || align < DTypeBytes(type.dtype())) {
     Fail(op, kAllocAttrs) << op.mnemonic()
@@ -1775,29 +1853,34 @@ void Verifier::CheckWgmma(const Op& op) {
 // Rules over several ops.
 
 void Verifier::CheckSharedBudget() {
-  int64_t total = 0;
+  std::optional<int64_t> total = 0;  // nullopt once it overflows
   bool reported = false;
   for (const Op* op : ops_) {
     if (op->kind() != OpKind::kAllocShared) continue;
     const Type& type = op->result()->type();
     if (!type.is_buffer()) continue;
-    std::optional<int64_t> bytes = StaticBytes(type, op->GetInt("pad"));
-    if (!bytes) continue;
-    total = std::min(total + *bytes, kSaturated);
-    if (!reported && total > kSharedMemoryLimit) {
+    bool overflow = false;
+    std::optional<int64_t> bytes =
+        StaticBytes(type, op->GetInt("pad"), &overflow);
+    if (!bytes && !overflow) continue;
+    total = total && bytes ? CheckedAdd(*total, *bytes) : std::nullopt;
+    if (!reported && (!total || *total > kSharedMemoryLimit)) {
       reported = true;
       Fail(*op, kSharedBudget)
-          << "shared allocations need " << total << " bytes up to "
+          << "shared allocations need " << BytesText(total) << " up to "
           << Name(op->result()) << ", more than the " << kSharedMemoryLimit
           << " bytes (227 KiB) a block can use";
     }
     if (const Attribute* offset = op->FindAttr("offset")) {
-      if (offset->int_value > kSharedMemoryLimit - *bytes) {
+      if (!bytes || offset->int_value > kSharedMemoryLimit - *bytes) {
+        std::optional<int64_t> end =
+            bytes ? CheckedAdd(offset->int_value, *bytes) : std::nullopt;
         Fail(*op, kSharedBudget)
             << Name(op->result()) << " at offset " << offset->int_value
-            << " ends at byte "
-            << std::min(offset->int_value, kSaturated) + *bytes << ", past the "
-            << kSharedMemoryLimit << " bytes a block can use";
+            << " ends "
+            << (end ? absl::StrCat("at byte ", *end)
+                    : std::string("past byte 2^63"))
+            << ", past the " << kSharedMemoryLimit << " bytes a block can use";
       }
     }
   }

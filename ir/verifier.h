@@ -22,7 +22,8 @@
 //       around its commit; other operands have no `@k`.
 // Types
 //   V5  `const`: a scalar result; an integer value for integer types, in the
-//       type's range.
+//       type's range; a finite value for float types that stays finite in
+//       the type (inf and nan are written as such).
 //   V6  Arithmetic: operands and result of one scalar or vector type; no
 //       arithmetic on i1; bitwise ops and shifts on integers; exp and sqrt
 //       on floats.
@@ -40,14 +41,16 @@
 //   V12 load and store move one element or a vec<N x element> (N a power of
 //       two, at most 16 bytes outside registers); ldmatrix and stmatrix
 //       move vec<2*count x element> (or vec<count x i32>) of a 16-bit type.
-//   V13 `if` conditions are i1; `for` bounds and step are index.
+//   V13 `if` conditions are i1; `for` bounds and step are index, a constant
+//       step is positive, and `unroll` is not negative.
 //   V14 Commits return a token of their kind; waits take tokens of theirs.
 //   V15 atomic and red: the value (and result) has the buffer's element
 //       type; bitwise ops and exch need integers.
 //   V16 sem.wait and sem.release use a global i32 buffer and an i32 value.
 //   V17 ptx: `reads` and `writes` count trailing unindexed buffer operands
 //       that exist; inputs and results are scalars or vectors; every `$k`
-//       in the text names a result or an input.
+//       in the text names a result or an input; the text is printable
+//       ASCII, newlines and tabs.
 // Memory spaces and allocation
 //   V18 Each operand is in the memory space its op needs (cp.async: shared
 //       <- global; ldmatrix, stmatrix: shared; tma.load: shared <- tensor
@@ -60,7 +63,9 @@
 //       an mbarrier.wait phase is an integer scalar.
 //   V20 alloc.shared, alloc.reg and alloc.workspace return a buffer in
 //       shared, reg and global memory; shared and register allocations have
-//       constant positive shapes; mbarriers live only in shared memory.
+//       constant positive shapes; a register allocation holds at most 512
+//       KiB per thread (the local memory a thread can have, where registers
+//       spill); mbarriers live only in shared memory.
 //   V21 Allocations sit at the kernel's top level or directly in a role.
 //   V22 Allocation attributes: align a power of two no smaller than the
 //       element; swizzle 0, 32, 64 or 128; pad >= 0; an explicit offset is
@@ -122,7 +127,7 @@
 //   V45 barrier.block runs in the whole block: not inside a role that
 //       covers part of it, and only under block-uniform conditions.
 //   V46 barrier.named and barrier.arrive run under warp-uniform conditions.
-// Launch
+// Launch (errors point at the dimension in the kernel header)
 //   V47 The block has 1..1024 threads, each constant dimension positive
 //       and within CUDA's limits (1024, 1024, 64).
 //   V48 Constant grid dimensions are positive and within CUDA's limits
