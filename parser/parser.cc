@@ -319,17 +319,6 @@ class Parser {
   std::vector<ForwardUse> forward_uses_;
 };
 
-// Guards recursion depth for one nested production.
-class NestingGuard {
- public:
-  explicit NestingGuard(int& depth) : depth_(depth) { ++depth_; }
-  ~NestingGuard() { --depth_; }
-  bool too_deep() const { return depth_ > kMaxNesting; }
-
- private:
-  int& depth_;
-};
-
 // ---------------------------------------------------------------------------
 // Tokens and diagnostics.
 

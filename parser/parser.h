@@ -27,6 +27,20 @@ inline constexpr int kMaxNesting = 128;
 inline constexpr int kMaxExpressionOperators = 512;
 inline constexpr size_t kMaxSourceBytes = size_t{1} << 30;
 
+// For recursive-descent parsers that honour kMaxNesting: counts one more
+// level for the rest of the scope.
+class NestingGuard {
+ public:
+  explicit NestingGuard(int& depth) : depth_(depth) { ++depth_; }
+  ~NestingGuard() { --depth_; }
+  NestingGuard(const NestingGuard&) = delete;
+  NestingGuard& operator=(const NestingGuard&) = delete;
+  bool too_deep() const { return depth_ > kMaxNesting; }
+
+ private:
+  int& depth_;
+};
+
 absl::StatusOr<std::unique_ptr<Module>> ParseModule(
     std::shared_ptr<const SourceFile> source);
 

@@ -76,8 +76,9 @@ bool IsNameChar(char c) {
 // option   ::= name '=' value            // value: up to the next ',' or '}'
 class PipelineParser {
  public:
-  PipelineParser(absl::string_view text, const std::vector<PassInfo>& registry)
-      : text_(text), registry_(registry) {}
+  PipelineParser(absl::string_view text, const std::vector<PassInfo>& registry,
+                 PipelineError* error = nullptr)
+      : text_(text), registry_(registry), error_(error) {}
 
   absl::StatusOr<Pipeline> Parse() {
     Pipeline pipeline;
@@ -218,6 +219,9 @@ class PipelineParser {
   // "invalid pipeline: message\n  <pipeline>\n  <caret>\nhint".
   absl::Status ErrorAt(size_t pos, absl::string_view message,
                        absl::string_view hint = "") const {
+    if (error_ != nullptr) {
+      *error_ = PipelineError{pos, std::string(message), std::string(hint)};
+    }
     std::string out = absl::StrCat("invalid pipeline: ", message, "\n  ", text_,
                                    "\n  ", std::string(pos, ' '), "^");
     if (!hint.empty()) absl::StrAppend(&out, "\n", hint);
@@ -226,6 +230,7 @@ class PipelineParser {
 
   absl::string_view text_;
   const std::vector<PassInfo>& registry_;
+  PipelineError* error_;
   size_t pos_ = 0;
 };
 
@@ -234,6 +239,11 @@ class PipelineParser {
 absl::StatusOr<Pipeline> ParsePipeline(absl::string_view text,
                                        const std::vector<PassInfo>& registry) {
   return PipelineParser(text, registry).Parse();
+}
+
+absl::StatusOr<Pipeline> ParsePipeline(absl::string_view text,
+                                       PipelineError* error) {
+  return PipelineParser(text, RegisteredPasses(), error).Parse();
 }
 
 // ---------------------------------------------------------------------------

@@ -36,6 +36,17 @@ Pipeline DefaultPipeline();
 absl::StatusOr<Pipeline> ParsePipeline(
     absl::string_view text,
     const std::vector<PassInfo>& registry = RegisteredPasses());
+
+// What went wrong in a pipeline string, for tools that show it inside
+// their own diagnostics (kir-run points into the directive).
+struct PipelineError {
+  size_t offset = 0;    // in the pipeline text
+  std::string message;  // "unknown pass 'x'"
+  std::string hint;     // "known passes: ...", or ""
+};
+// ParsePipeline, also filling `*error` when it fails.
+absl::StatusOr<Pipeline> ParsePipeline(absl::string_view text,
+                                       PipelineError* error);
 std::string PipelineToString(const Pipeline& pipeline);
 
 struct PipelineRunOptions {

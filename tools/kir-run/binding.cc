@@ -1,11 +1,14 @@
 #include "tools/kir-run/binding.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/checked_math.h"
 #include "ir/diagnostics.h"
 
 namespace kir {
@@ -15,26 +18,110 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
-// A scalar parameter's value fits its type: integers are whole and in
-// range, i1 is 0 or 1.
+// A scalar parameter's value fits its type: integers are integer literals
+// in range (exactly, not through a double), i1 is 0 or 1; floats do not
+// round to infinity (inf itself may be written).
 absl::Status CheckScalarValue(const Binding& binding, const Value* param) {
   const DType dtype = param->type().dtype();
+  if (IsFloat(dtype)) {
+    if (std::isfinite(binding.number) &&
+        std::fabs(binding.number) >= FloatOverflowThreshold(dtype)) {
+      return Error(binding.loc)
+             << "'" << binding.name << "' is " << DTypeName(dtype) << "; "
+             << binding.number_text
+             << " is out of its range (it would round to infinity)";
+    }
+    return absl::OkStatus();
+  }
   if (!IsInteger(dtype)) return absl::OkStatus();
-  double low = -9.2233720368547758e18, high = 9.2233720368547748e18;
+  int64_t low = std::numeric_limits<int64_t>::min();
+  int64_t high = std::numeric_limits<int64_t>::max();
   if (dtype == DType::kI1) {
     low = 0;
     high = 1;
   } else if (dtype == DType::kI32) {
-    low = -2147483648.0;
-    high = 2147483647.0;
+    low = std::numeric_limits<int32_t>::min();
+    high = std::numeric_limits<int32_t>::max();
   }
-  if (binding.number != std::floor(binding.number) || binding.number < low ||
-      binding.number > high) {
+  if (!binding.integer || *binding.integer < low || *binding.integer > high) {
     return Error(binding.loc)
            << "'" << binding.name << "' is " << DTypeName(dtype)
-           << "; it takes a whole number in [" << low << ", " << high << "]";
+           << "; it takes an integer in [" << low << ", " << high << "]";
   }
   return absl::OkStatus();
+}
+
+// "N=4, M=0": the sizes `expr` uses and their values.
+std::string SizesOf(const IndexExpr& expr, const SizeBindings& sizes) {
+  std::vector<const Value*> used;
+  expr.CollectSizes(used);
+  std::vector<std::string> parts;
+  for (const Value* size : used) {
+    auto it = sizes.find(size);
+    std::string part = absl::StrCat(
+        size->name(), "=", it == sizes.end() ? "?" : absl::StrCat(it->second));
+    if (std::find(parts.begin(), parts.end(), part) == parts.end()) {
+      parts.push_back(std::move(part));
+    }
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+// Why `expr`, whose sizes are all bound, does not evaluate.
+std::string WhyNotEvaluated(const IndexExpr& expr, const SizeBindings& sizes) {
+  using Kind = IndexExpr::Kind;
+  if (expr.kind() == Kind::kConstant) return "";
+  if (expr.kind() == Kind::kSize) {
+    return sizes.count(expr.size())
+               ? ""
+               : absl::StrCat("%", expr.size()->name(), " is not bound");
+  }
+  for (const IndexExpr* side : {&expr.lhs(), &expr.rhs()}) {
+    std::string why = WhyNotEvaluated(*side, sizes);
+    if (!why.empty()) return why;
+  }
+  const bool divides = expr.kind() == Kind::kDiv || expr.kind() == Kind::kMod ||
+                       expr.kind() == Kind::kCeilDiv;
+  if (divides && EvaluateShapeExpr(expr.rhs(), sizes) == 0) {
+    return absl::StrCat(expr.ToString(), " divides by zero");
+  }
+  return absl::StrCat(expr.ToString(), " overflows 64 bits");
+}
+
+// `expr` evaluated, if it evaluates to at least `min`; else nullopt and
+// `*why` says what happened: "(%N - 8) is -4 with N=4", "(%N / %D) does not
+// evaluate with N=4, D=0: %N / %D divides by zero".
+std::optional<int64_t> EvaluateAtLeast(const IndexExpr& expr,
+                                       const SizeBindings& sizes, int64_t min,
+                                       std::string* why) {
+  std::optional<int64_t> value = EvaluateShapeExpr(expr, sizes);
+  const std::string with = SizesOf(expr, sizes);
+  const std::string context = with.empty() ? "" : absl::StrCat(" with ", with);
+  if (!value) {
+    *why = absl::StrCat("(", expr.ToString(), ") does not evaluate", context,
+                        ": ", WhyNotEvaluated(expr, sizes));
+    return std::nullopt;
+  }
+  if (*value < min) {
+    *why = absl::StrCat("(", expr.ToString(), ") is ", *value, context);
+    return std::nullopt;
+  }
+  return value;
+}
+
+// `expr` evaluated, non-negative; else an error at `loc` about `what`.
+absl::StatusOr<int64_t> EvaluateNonNegative(const IndexExpr& expr,
+                                            const SizeBindings& sizes,
+                                            const std::string& what,
+                                            const Location& loc) {
+  std::string why;
+  std::optional<int64_t> value = EvaluateAtLeast(expr, sizes, 0, &why);
+  if (!value) {
+    return Error(loc) << what << " " << why
+                      << (EvaluateShapeExpr(expr, sizes) ? "; it must be >= 0"
+                                                         : "");
+  }
+  return *value;
 }
 
 }  // namespace
@@ -81,14 +168,142 @@ absl::StatusOr<std::vector<int64_t>> ShapeOf(const Value* value,
                                              const SizeBindings& sizes,
                                              const Location& loc) {
   std::vector<int64_t> shape;
-  for (const IndexExpr& extent : value->type().shape()) {
-    std::optional<int64_t> evaluated = EvaluateShapeExpr(extent, sizes);
-    if (!evaluated.has_value() || *evaluated < 0) {
-      return Error(loc) << "the shape of %" << value->name() << " ("
-                        << extent.ToString()
-                        << ") does not evaluate to a size >= 0 here";
+  const int rank = value->type().rank();
+  for (int d = 0; d < rank; ++d) {
+    absl::StatusOr<int64_t> extent = EvaluateNonNegative(
+        value->type().shape()[d], sizes,
+        absl::StrCat("extent ", d, " of %", value->name()), loc);
+    if (!extent.ok()) return extent.status();
+    shape.push_back(*extent);
+  }
+  return shape;
+}
+
+absl::StatusOr<TensorExtent> ExtentOf(const Param& param,
+                                      const SizeBindings& sizes,
+                                      const Location& loc) {
+  TensorExtent extent;
+  const Value* value = param.value;
+  absl::StatusOr<std::vector<int64_t>> shape = ShapeOf(value, sizes, loc);
+  if (!shape.ok()) return shape.status();
+  extent.shape = *std::move(shape);
+  const int rank = static_cast<int>(extent.shape.size());
+  extent.strides.assign(rank, 1);
+  auto overflow = [&]() -> absl::Status {
+    return Error(loc) << "%" << value->name() << " of shape ["
+                      << absl::StrJoin(extent.shape, ", ")
+                      << "] spans more bytes than fit in 64 bits";
+  };
+  if (param.layout == TensorLayout::kStrided) {
+    for (int d = 0; d < rank; ++d) {
+      absl::StatusOr<int64_t> stride = EvaluateNonNegative(
+          param.strides[d], sizes,
+          absl::StrCat("stride ", d, " of %", value->name()), loc);
+      if (!stride.ok()) return stride.status();
+      extent.strides[d] = *stride;
     }
-    shape.push_back(*evaluated);
+  } else if (param.layout == TensorLayout::kColumnMajor) {
+    for (int d = 1; d < rank; ++d) {
+      std::optional<int64_t> stride =
+          CheckedMul(extent.strides[d - 1], extent.shape[d - 1]);
+      if (!stride) return overflow();
+      extent.strides[d] = *stride;
+    }
+  } else {
+    for (int d = rank - 2; d >= 0; --d) {
+      std::optional<int64_t> stride =
+          CheckedMul(extent.strides[d + 1], extent.shape[d + 1]);
+      if (!stride) return overflow();
+      extent.strides[d] = *stride;
+    }
+  }
+  for (int64_t n : extent.shape) {
+    if (n == 0) return extent;  // no elements, no bytes
+  }
+  // The last element's offset, plus one, in elements; then bytes.
+  std::optional<int64_t> elements = 1;
+  for (int d = 0; d < rank && elements; ++d) {
+    std::optional<int64_t> step =
+        CheckedMul(extent.shape[d] - 1, extent.strides[d]);
+    elements = step ? CheckedAdd(*elements, *step) : std::nullopt;
+  }
+  std::optional<int64_t> bytes =
+      elements ? CheckedMul(*elements, DTypeBytes(value->type().dtype()))
+               : std::nullopt;
+  if (!bytes) return overflow();
+  extent.bytes = *bytes;
+  return extent;
+}
+
+absl::StatusOr<LaunchShape> LaunchShapeOf(const Kernel& kernel,
+                                          const SizeBindings& sizes,
+                                          const Location& loc) {
+  static constexpr const char* kAxes = "xyz";
+  static constexpr int64_t kGridLimits[] = {2147483647, 65535, 65535};
+  static constexpr int64_t kBlockLimits[] = {1024, 1024, 64};
+  static constexpr int64_t kClusterLimits[] = {8, 8, 8};
+  struct Clause {
+    const char* name;
+    const Dim3& dims;
+    const int64_t* limits;
+    int64_t* out;
+  };
+  LaunchShape shape;
+  const Clause clauses[] = {
+      {"grid", kernel.grid, kGridLimits, shape.grid},
+      {"block", kernel.block, kBlockLimits, shape.block},
+      {"cluster", kernel.cluster, kClusterLimits, shape.cluster}};
+  // Notes point at the dimension in the kernel, or at the clause, or at the
+  // kernel when the clause was left out.
+  auto where = [&](const Dim3& dims, int axis) {
+    return dims.dim_loc[axis].known() ? dims.dim_loc[axis]
+           : dims.loc.known()         ? dims.loc
+                                      : kernel.loc();
+  };
+  for (const Clause& clause : clauses) {
+    for (int axis = 0; axis < 3; ++axis) {
+      const IndexExpr& expr = clause.dims[axis];
+      const std::string what =
+          absl::StrCat(clause.name, " dimension ", std::string(1, kAxes[axis]),
+                       " of @", kernel.name());
+      std::string why;
+      std::optional<int64_t> value = EvaluateAtLeast(expr, sizes, 1, &why);
+      if (value && *value > clause.limits[axis]) {
+        why = absl::StrCat("(", expr.ToString(), ") is ", *value);
+        const std::string with = SizesOf(expr, sizes);
+        if (!with.empty()) absl::StrAppend(&why, " with ", with);
+        value.reset();
+      }
+      if (!value) {
+        return (Error(loc) << what << " " << why << "; CUDA takes 1.."
+                           << clause.limits[axis])
+            .Note(where(clause.dims, axis), "the dimension is here");
+      }
+      clause.out[axis] = *value;
+    }
+  }
+  const int64_t threads = shape.block[0] * shape.block[1] * shape.block[2];
+  if (threads > 1024) {
+    return (Error(loc) << "the block of @" << kernel.name() << " has "
+                       << threads << " threads here; CUDA takes at most 1024")
+        .Note(kernel.block.loc.known() ? kernel.block.loc : kernel.loc(),
+              "the block is here");
+  }
+  const int64_t ctas = shape.cluster[0] * shape.cluster[1] * shape.cluster[2];
+  if (ctas > 8) {
+    return (Error(loc) << "a cluster of @" << kernel.name() << " has " << ctas
+                       << " CTAs here; at most 8 (the portable limit)")
+        .Note(kernel.cluster.loc.known() ? kernel.cluster.loc : kernel.loc(),
+              "the cluster is here");
+  }
+  for (int axis = 0; axis < 3; ++axis) {
+    if (shape.grid[axis] % shape.cluster[axis] != 0) {
+      return (Error(loc) << "grid dimension " << std::string(1, kAxes[axis])
+                         << " of @" << kernel.name() << " (" << shape.grid[axis]
+                         << " here) is not a multiple of the cluster's ("
+                         << shape.cluster[axis] << ")")
+          .Note(where(kernel.grid, axis), "the dimension is here");
+    }
   }
   return shape;
 }
@@ -234,6 +449,39 @@ absl::Status ValidateDirective(const RunDirective& directive,
                                : ""));
     }
   }
+  if (!errors.empty()) return JoinStatuses(errors);
+
+  // What the sizes make of the launch, the tensors and the workspaces.
+  absl::StatusOr<LaunchShape> launch =
+      LaunchShapeOf(*kernel, *sizes, directive.kernel_loc);
+  if (!launch.ok()) errors.push_back(launch.status());
+  for (const Binding& binding : directive.bindings) {
+    const NamedThing& thing = names.at(binding.name);
+    if (thing.kind != NameKind::kTensor) continue;
+    absl::StatusOr<TensorExtent> extent =
+        ExtentOf(*thing.param, *sizes, binding.loc);
+    if (!extent.ok()) errors.push_back(extent.status());
+  }
+  Walk(kernel->body(), [&](const Op& op) {
+    if (op.kind() != OpKind::kAllocWorkspace || op.num_results() != 1) return;
+    const Value* workspace = op.result();
+    absl::StatusOr<std::vector<int64_t>> shape =
+        ShapeOf(workspace, *sizes, directive.kernel_loc);
+    std::optional<int64_t> elements =
+        shape.ok() ? CheckedProduct(*shape) : std::nullopt;
+    std::optional<int64_t> bytes =
+        elements ? CheckedMul(*elements, DTypeBytes(workspace->type().dtype()))
+                 : std::nullopt;
+    if (!shape.ok()) {
+      errors.push_back(shape.status());
+    } else if (!bytes) {
+      errors.push_back((Error(directive.kernel_loc)
+                        << "workspace %" << workspace->name() << " of shape ["
+                        << absl::StrJoin(*shape, ", ")
+                        << "] has more bytes than fit in 64 bits")
+                           .Note(op.loc(), "the workspace is allocated here"));
+    }
+  });
   if (!errors.empty()) return JoinStatuses(errors);
 
   for (const Check& check : directive.checks) {

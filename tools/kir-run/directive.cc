@@ -11,9 +11,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "ir/diagnostics.h"
+#include "parser/parser.h"
 
 namespace kir {
 namespace {
+
+// Reference expressions take the caps of kir-opt's parser (parser.h):
+// parentheses, calls and unary minus nest at most kMaxNesting deep, and one
+// expression has at most kMaxExpressionOperators binary operators and .T;
+// the tree is walked recursively later.
 
 std::string FormatNumber(double value) {
   if (std::isnan(value)) return "nan";
@@ -162,6 +168,7 @@ class DirectiveParser {
         return Error(LocOf(Peek()))
                << "expected a quoted pipeline, e.g. pipeline='default'";
       }
+      directive.pipeline_loc = LocOf(Peek());
       directive.pipeline = Next().text;
     }
     if (!IsPunct("@")) {
@@ -258,6 +265,10 @@ class DirectiveParser {
                         << (token.kind == Token::Kind::kEnd ? "end of line"
                                                             : token.text)
                         << "'";
+    } else if (std::isinf(value)) {
+      return Error(loc) << token.text
+                        << " is out of range (it would be infinity; write "
+                           "inf if that is meant)";
     }
     absl::StrAppend(&written, Next().text);
     if (text != nullptr) *text = written;
@@ -280,6 +291,10 @@ class DirectiveParser {
     if (!number.ok()) return number.status();
     binding.is_number = true;
     binding.number = *number;
+    int64_t integer = 0;
+    if (absl::SimpleAtoi(binding.number_text, &integer)) {
+      binding.integer = integer;
+    }
     return absl::OkStatus();
   }
 
@@ -355,12 +370,30 @@ class DirectiveParser {
                  << "'" << name << "' has no parameter '" << parameter_name
                  << "' (it takes " << known << ")";
         }
+        if (parameter->seen) {
+          return Error(parameter_loc)
+                 << "'" << name << "' is given " << parameter_name << " twice";
+        }
         if (absl::Status s = Expect("="); !s.ok()) return s;
+        const Location value_loc = LocOf(Peek());
         absl::StatusOr<double> value = ParseNumber(nullptr);
         if (!value.ok()) return value.status();
+        if (!std::isfinite(*value)) {
+          return Error(value_loc) << parameter_name << " of '" << name
+                                  << "' must be a finite number";
+        }
         *parameter->value = *value;
         parameter->seen = true;
-        if (IsPunct(",")) Next();
+        if (IsPunct(",")) {
+          Next();
+        } else if (!IsPunct(")")) {
+          return Error(LocOf(Peek()))
+                 << "expected ',' or ')' in the parameters of '" << name
+                 << "', got '"
+                 << (Peek().kind == Token::Kind::kEnd ? "end of line"
+                                                      : Peek().text)
+                 << "'";
+        }
       }
       Next();  // )
     }
@@ -372,6 +405,15 @@ class DirectiveParser {
     }
     if (seed < 0 || seed != std::floor(seed) || seed > 9.0e15) {
       return Error(loc) << "seed must be a non-negative integer";
+    }
+    if (init.kind == InputInit::Kind::kNormal && init.second < 0) {
+      return Error(loc) << "the std of 'normal' must be >= 0, got "
+                        << FormatNumber(init.second);
+    }
+    if (init.kind == InputInit::Kind::kUniform && init.first > init.second) {
+      return Error(loc) << "'uniform' needs low <= high, got low="
+                        << FormatNumber(init.first)
+                        << " and high=" << FormatNumber(init.second);
     }
     init.seed = static_cast<uint64_t>(seed);
     return absl::OkStatus();
@@ -397,10 +439,16 @@ class DirectiveParser {
     if (!reference.ok()) return reference.status();
     check.reference = std::move(*reference);
     bool has_tolerance = false;
+    bool seen[2] = {false, false};  // rtol, atol
     while (Peek().kind == Token::Kind::kName &&
            (Peek().text == "rtol" || Peek().text == "atol")) {
       const Location tolerance_loc = LocOf(Peek());
       const bool relative = Next().text == "rtol";
+      if (seen[relative ? 0 : 1]) {
+        return Error(tolerance_loc)
+               << (relative ? "rtol" : "atol") << " is given twice";
+      }
+      seen[relative ? 0 : 1] = true;
       if (check.exact) {
         return Error(tolerance_loc)
                << "an exact check ('==') takes no tolerance; use '~='";
@@ -421,14 +469,32 @@ class DirectiveParser {
     return absl::OkStatus();
   }
 
+  absl::Status TooDeep() const {
+    return Error(LocOf(Peek())) << "reference expression nests more than "
+                                << kMaxNesting << " levels deep";
+  }
+
+  // One more binary operator (or .T) in the current check's expression.
+  absl::Status CountOperator(const Location& loc) {
+    if (++operators_ > kMaxExpressionOperators) {
+      return Error(loc) << "reference expression has more than "
+                        << kMaxExpressionOperators << " operators";
+    }
+    return absl::OkStatus();
+  }
+
   // expr ::= term (('+' | '-') term)*
   absl::StatusOr<std::unique_ptr<RefExpr>> ParseExpr() {
+    NestingGuard guard(depth_);
+    if (guard.too_deep()) return TooDeep();
+    if (depth_ == 1) operators_ = 0;
     absl::StatusOr<std::unique_ptr<RefExpr>> lhs = ParseTerm();
     if (!lhs.ok()) return lhs;
     while (IsPunct("+") || IsPunct("-")) {
       const Location loc = LocOf(Peek());
       const RefExpr::Kind kind =
           Next().text == "+" ? RefExpr::Kind::kAdd : RefExpr::Kind::kSub;
+      if (absl::Status s = CountOperator(loc); !s.ok()) return s;
       absl::StatusOr<std::unique_ptr<RefExpr>> rhs = ParseTerm();
       if (!rhs.ok()) return rhs;
       lhs = Combine(kind, loc, std::move(*lhs), std::move(*rhs));
@@ -446,6 +512,7 @@ class DirectiveParser {
       const RefExpr::Kind kind = op == "*"   ? RefExpr::Kind::kMul
                                  : op == "/" ? RefExpr::Kind::kDiv
                                              : RefExpr::Kind::kMatmul;
+      if (absl::Status s = CountOperator(loc); !s.ok()) return s;
       absl::StatusOr<std::unique_ptr<RefExpr>> rhs = ParseUnary();
       if (!rhs.ok()) return rhs;
       lhs = Combine(kind, loc, std::move(*lhs), std::move(*rhs));
@@ -455,6 +522,8 @@ class DirectiveParser {
 
   absl::StatusOr<std::unique_ptr<RefExpr>> ParseUnary() {
     if (IsPunct("-")) {
+      NestingGuard guard(depth_);
+      if (guard.too_deep()) return TooDeep();
       const Location loc = LocOf(Peek());
       Next();
       absl::StatusOr<std::unique_ptr<RefExpr>> operand = ParseUnary();
@@ -473,6 +542,8 @@ class DirectiveParser {
       if (Peek().kind != Token::Kind::kName || Peek().text != "T") {
         return Error(LocOf(Peek())) << "expected 'T' (transpose) after '.'";
       }
+      // A chain of .T deepens the tree like a chain of operators.
+      if (absl::Status s = CountOperator(loc); !s.ok()) return s;
       Next();
       auto expr = std::make_unique<RefExpr>();
       expr->kind = RefExpr::Kind::kTranspose;
@@ -551,6 +622,8 @@ class DirectiveParser {
   std::vector<Token> tokens_;
   Location line_loc_;
   size_t cursor_ = 0;
+  int depth_ = 0;      // of ParseExpr and unary minus
+  int operators_ = 0;  // binary operators and .T in the current expression
 };
 
 }  // namespace

@@ -52,7 +52,8 @@ struct Binding {
   Location loc;
   bool is_number = false;
   double number = 0;
-  std::string number_text;  // as written, to tell integers from floats
+  std::string number_text;         // as written, to tell integers from floats
+  std::optional<int64_t> integer;  // when number_text is an integer literal
   InputInit init;
 };
 
@@ -98,6 +99,7 @@ struct RunDirective {
   std::string kernel;
   Location kernel_loc;
   std::optional<std::string> pipeline;  // `pipeline='...'`
+  Location pipeline_loc;                // of the quoted pipeline
   std::vector<Binding> bindings;
   std::vector<Check> checks;
 };

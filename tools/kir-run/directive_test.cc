@@ -158,9 +158,10 @@ TEST(ValidateDirectiveTest, IntegerScalarsAndTensorRanks) {
   ASSERT_EQ(directives->size(), 3u);
   absl::Status first = ValidateDirective((*directives)[0], **module);
   EXPECT_THAT(first.message(),
-              HasSubstr("'n' is i32; it takes a whole number"));
-  EXPECT_THAT(first.message(), HasSubstr("'flag' is i1; it takes a whole "
-                                         "number in [0, 1]"));
+              HasSubstr("'n' is i32; it takes an integer in [-2147483648, "
+                        "2147483647]"));
+  EXPECT_THAT(first.message(), HasSubstr("'flag' is i1; it takes an integer "
+                                         "in [0, 1]"));
   EXPECT_THAT(first.message(), HasSubstr("kir-run handles tensors of rank 8 "
                                          "at most; 'x' has rank 9"));
   absl::Status second = ValidateDirective((*directives)[1], **module);

@@ -8,16 +8,22 @@
 //
 // Exit codes: 0 every directive passed; 1 a mismatch or an error (including
 // a mistake in a directive, reported with its location); 3 a directive hung
-// (takes precedence); 77 no usable GPU (ctest's SKIP_RETURN_CODE).
+// (takes precedence); 77 no usable GPU (ctest's SKIP_RETURN_CODE). Whatever
+// can be checked without a GPU (the file, the directives against the
+// kernel, every pipeline, the output paths) is checked before looking for
+// one, so such a mistake exits 1 everywhere and is never a skip.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -36,6 +42,8 @@
 #include "ir/diagnostics.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
+#include "parser/source_reader.h"
+#include "passes/pipeline.h"
 #include "printer/nvrtc_compiler.h"
 #include "tools/kir-run/device.h"
 #include "tools/kir-run/directive.h"
@@ -82,6 +90,8 @@ with the bound sizes and inputs, and compares its outputs with references.
   --emit=sass            print the SASS of the lowered module (cuobjdump)
                          instead of running it
   --dump-dir=DIR         write the lowered .kir, .cu, .ptx and .cubin there
+  --max-input-bytes=N    refuse input files larger than N bytes (K, M, G
+                         suffixes; default 256M)
   --no-verify            do not verify the input or after each pass: runs a
                          kernel the verifier rejects, to show what goes wrong
                          on the GPU without the pass that would fix it
@@ -100,6 +110,7 @@ struct Flags {
   bool emit_sass = false;
   bool probe = false;
   bool launch_overhead = false;
+  size_t max_input_bytes = kDefaultMaxInputBytes;
   // Internal: this process is the child for one directive.
   std::optional<int> child_index;
   std::string result_file;
@@ -167,6 +178,9 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       flags.emit_sass = true;
     } else if (value_of("--dump-dir", value)) {
       flags.run.dump_dir = value;
+    } else if (value_of("--max-input-bytes", value)) {
+      if (!ParseByteCount(value, &flags.max_input_bytes))
+        return "--max-input-bytes takes a byte count > 0 (e.g. 512M)";
     } else if (arg == "--no-verify") {
       flags.run.verify = false;
     } else if (arg == "--probe") {
@@ -191,15 +205,107 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
   return "";
 }
 
-std::shared_ptr<SourceFile> ReadSource(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return nullptr;
+absl::StatusOr<std::shared_ptr<SourceFile>> ReadSource(const std::string& path,
+                                                       size_t max_bytes) {
+  absl::StatusOr<std::string> text = ReadSourceText(path, max_bytes);
+  if (!text.ok()) return text.status();
   auto source = std::make_shared<SourceFile>();
   source->name = path;
-  std::ostringstream text;
-  text << file.rdbuf();
-  source->text = text.str();
+  source->text = *std::move(text);
   return source;
+}
+
+// Whether `path` can be written (created, or overwritten), without
+// touching it; an error saying why not.
+absl::Status CheckWritableFile(const std::string& path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0) {
+    if (S_ISDIR(info.st_mode)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", path, "' is a directory"));
+    }
+    if (access(path.c_str(), W_OK) != 0) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+    }
+    return absl::OkStatus();
+  }
+  const size_t slash = path.rfind('/');
+  const std::string directory = slash == std::string::npos ? "."
+                                : slash == 0               ? "/"
+                                             : path.substr(0, slash);
+  if (access(directory.c_str(), W_OK | X_OK) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create '", path, "' in '", directory,
+                     "': ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+// `path` as a directory to write into, created if it does not exist.
+absl::Status PrepareDumpDirectory(const std::string& path) {
+  std::error_code error;
+  std::filesystem::create_directories(path, error);
+  if (error) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create '", path, "': ", error.message()));
+  }
+  if (!std::filesystem::is_directory(path, error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' is not a directory"));
+  }
+  if (access(path.c_str(), W_OK | X_OK) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write into '", path, "': ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+// "kir-run: FLAG: invalid pipeline: ..." for a pipeline on the command line.
+absl::Status CheckFlagPipeline(absl::string_view flag,
+                               const std::string& pipeline) {
+  if (pipeline.empty()) return absl::OkStatus();
+  absl::StatusOr<Pipeline> parsed = ParsePipeline(pipeline);
+  if (parsed.ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("kir-run: ", flag, ": ", parsed.status().message()));
+}
+
+// What can be checked without a GPU beyond the directives themselves: their
+// pipelines (located in the directive) and the command line's, and the
+// output paths. All errors, joined.
+absl::Status ValidateRun(const Flags& flags,
+                         const std::vector<RunDirective>& directives) {
+  std::vector<absl::Status> errors;
+  for (const RunDirective& directive : directives) {
+    if (!directive.pipeline || directive.pipeline->empty()) continue;
+    PipelineError error;
+    if (ParsePipeline(*directive.pipeline, &error).ok()) continue;
+    Location loc = directive.pipeline_loc;
+    loc.column += 1 + static_cast<int>(error.offset);  // past the quote
+    errors.push_back(Error(loc)
+                     << "invalid pipeline: " << error.message
+                     << (error.hint.empty() ? "" : "; ") << error.hint);
+  }
+  if (flags.run.pipeline) {
+    errors.push_back(CheckFlagPipeline("--pipeline", *flags.run.pipeline));
+  }
+  for (const std::string& pipeline : flags.run.compare_pipelines) {
+    errors.push_back(CheckFlagPipeline("--compare-pipelines", pipeline));
+  }
+  if (!flags.json_path.empty()) {
+    if (absl::Status s = CheckWritableFile(flags.json_path); !s.ok()) {
+      errors.push_back(absl::Status(
+          s.code(), absl::StrCat("kir-run: --json: ", s.message())));
+    }
+  }
+  if (!flags.run.dump_dir.empty()) {
+    if (absl::Status s = PrepareDumpDirectory(flags.run.dump_dir); !s.ok()) {
+      errors.push_back(absl::Status(
+          s.code(), absl::StrCat("kir-run: --dump-dir: ", s.message())));
+    }
+  }
+  return JoinStatuses(errors);
 }
 
 std::string SelfPath() {
@@ -292,11 +398,13 @@ ChildResult RunChild(const std::vector<std::string>& command,
 }
 
 int RunChildMode(const Flags& flags) {
-  std::shared_ptr<SourceFile> source = ReadSource(flags.file);
-  if (source == nullptr) {
-    std::cout << "kir-run: cannot read " << flags.file << "\n";
+  absl::StatusOr<std::shared_ptr<SourceFile>> read =
+      ReadSource(flags.file, flags.max_input_bytes);
+  if (!read.ok()) {
+    std::cout << "kir-run: " << read.status().message() << "\n";
     return kExitFailed;
   }
+  const std::shared_ptr<SourceFile>& source = *read;
   std::string json;
   const int code = RunDirectiveInProcess(source, *flags.child_index, flags.run,
                                          std::cout, json);
@@ -367,11 +475,13 @@ int Main(int argc, char** argv) {
     return kExitPassed;
   }
 
-  std::shared_ptr<SourceFile> source = ReadSource(flags.file);
-  if (source == nullptr) {
-    std::cerr << "kir-run: cannot read " << flags.file << "\n";
+  absl::StatusOr<std::shared_ptr<SourceFile>> read =
+      ReadSource(flags.file, flags.max_input_bytes);
+  if (!read.ok()) {
+    std::cerr << "kir-run: " << read.status().message() << "\n";
     return kExitFailed;
   }
+  const std::shared_ptr<SourceFile>& source = *read;
   // Everything that can be wrong with the file is reported before asking
   // for a GPU, so a broken directive is an error even where no GPU is.
   absl::StatusOr<std::vector<RunDirective>> directives =
@@ -391,18 +501,24 @@ int Main(int argc, char** argv) {
       return kExitFailed;
     }
   }
-  if (flags.emit_sass) return EmitSass(flags, source, *directives);
+  std::vector<absl::Status> errors = {ValidateRun(flags, *directives)};
+  if (flags.emit_sass) {
+    if (absl::Status s = JoinStatuses(errors); !s.ok()) {
+      std::cerr << s.message() << "\n";
+      return kExitFailed;
+    }
+    return EmitSass(flags, source, *directives);
+  }
   if (directives->empty()) {
     std::cerr << flags.file
               << ": no `// run:` directive (ir/language.md, \"Run "
                  "directives\")\n";
     return kExitFailed;
   }
-  std::vector<absl::Status> errors;
   for (const RunDirective& directive : *directives)
     errors.push_back(ValidateDirective(directive, **module));
   if (absl::Status s = JoinStatuses(errors); !s.ok()) {
-    std::cerr << s.message();
+    std::cerr << s.message() << "\n";
     return kExitFailed;
   }
   if (flags.only.has_value() &&

@@ -258,24 +258,9 @@ struct Bindings {
   SizeBindings sizes;
   std::map<std::string, BoundTensor> tensors;  // by name
   std::map<std::string, double> scalars;       // scalars and sizes
+  // Sizes and integer scalars, exactly (a double holds 53 bits).
+  std::map<std::string, int64_t> integers;
 };
-
-std::vector<int64_t> ElementStrides(const Param& param,
-                                    const std::vector<int64_t>& shape,
-                                    const SizeBindings& sizes) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  if (param.layout == TensorLayout::kStrided) {
-    for (size_t d = 0; d < shape.size(); ++d)
-      strides[d] = EvaluateShapeExpr(param.strides[d], sizes).value_or(0);
-  } else if (param.layout == TensorLayout::kColumnMajor) {
-    for (size_t d = 1; d < shape.size(); ++d)
-      strides[d] = strides[d - 1] * shape[d - 1];
-  } else {
-    for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * shape[d + 1];
-  }
-  return strides;
-}
 
 absl::StatusOr<Bindings> AllocateBindings(const RunDirective& directive,
                                           const Kernel& kernel,
@@ -289,28 +274,20 @@ absl::StatusOr<Bindings> AllocateBindings(const RunDirective& directive,
     const NamedThing& thing = names.at(binding.name);
     if (thing.kind != NameKind::kTensor) {
       bindings.scalars[binding.name] = binding.number;
+      if (binding.integer) bindings.integers[binding.name] = *binding.integer;
       continue;
     }
     BoundTensor tensor;
     tensor.param = thing.param;
     tensor.binding = &binding;
-    absl::StatusOr<std::vector<int64_t>> shape =
-        ShapeOf(thing.value, bindings.sizes, binding.loc);
-    if (!shape.ok()) return shape.status();
+    absl::StatusOr<TensorExtent> extent =
+        ExtentOf(*thing.param, bindings.sizes, binding.loc);
+    if (!extent.ok()) return extent.status();
     tensor.view.dtype = thing.value->type().dtype();
-    tensor.view.shape = *shape;
-    tensor.view.strides =
-        ElementStrides(*thing.param, tensor.view.shape, bindings.sizes);
-    int64_t span = 1;
-    for (size_t d = 0; d < shape->size(); ++d) {
-      if ((*shape)[d] == 0) span = 0;
-    }
-    if (span != 0) {
-      for (size_t d = 0; d < shape->size(); ++d)
-        span += ((*shape)[d] - 1) * tensor.view.strides[d];
-    }
-    absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(
-        static_cast<size_t>(span) * DTypeBytes(tensor.view.dtype));
+    tensor.view.shape = extent->shape;
+    tensor.view.strides = extent->strides;
+    absl::StatusOr<DeviceBuffer> buffer =
+        DeviceBuffer::Allocate(static_cast<size_t>(extent->bytes));
     if (!buffer.ok()) return buffer.status();
     tensor.buffer = std::move(*buffer);
     tensor.view.data = tensor.buffer.get();
@@ -419,7 +396,14 @@ absl::Status EncodeTensorMap(const Param& map_param, const TensorView& tensor,
   return absl::OkStatus();
 }
 
-absl::Status WriteScalar(DType dtype, double value, void* out) {
+// `integer` is the exact value of an integer scalar (ValidateDirective has
+// checked that it is there and in range); floats use `value`.
+absl::Status WriteScalar(DType dtype, double value,
+                         std::optional<int64_t> integer, void* out) {
+  if (IsInteger(dtype) && !integer) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("an integer scalar needs an integer value"));
+  }
   switch (dtype) {
     case DType::kF32: {
       const float f = static_cast<float>(value);
@@ -437,18 +421,18 @@ absl::Status WriteScalar(DType dtype, double value, void* out) {
       return absl::OkStatus();
     }
     case DType::kI1: {
-      const bool b = value != 0;
+      const bool b = *integer != 0;
       std::memcpy(out, &b, 1);
       return absl::OkStatus();
     }
     case DType::kI32: {
-      const int32_t i = static_cast<int32_t>(value);
+      const int32_t i = static_cast<int32_t>(*integer);
       std::memcpy(out, &i, 4);
       return absl::OkStatus();
     }
     case DType::kI64:
     case DType::kIndex: {
-      const int64_t i = static_cast<int64_t>(value);
+      const int64_t i = *integer;
       std::memcpy(out, &i, 8);
       return absl::OkStatus();
     }
@@ -490,10 +474,10 @@ absl::StatusOr<std::unique_ptr<Launchable>> MakeLaunchable(
   // This kernel's own size values (each pipeline variant has its module).
   SizeBindings sizes;
   for (const auto& size : ir.sizes()) {
-    auto bound = bindings.scalars.find(size->name());
-    KIR_CHECK(bound != bindings.scalars.end())
+    auto bound = bindings.integers.find(size->name());
+    KIR_CHECK(bound != bindings.integers.end())
         << "size %" << size->name() << " is unbound (ValidateDirective)";
-    sizes[size.get()] = static_cast<int64_t>(bound->second);
+    sizes[size.get()] = bound->second;
   }
 
   for (const CudaKernelArg& arg : prepared.abi.args) {
@@ -516,8 +500,12 @@ absl::StatusOr<std::unique_ptr<Launchable>> MakeLaunchable(
         break;
       }
       case CudaKernelArg::Kind::kScalar:
-        if (absl::Status s =
-                WriteScalar(arg.dtype, bindings.scalars.at(name), slot->bytes);
+        if (absl::Status s = WriteScalar(
+                arg.dtype, bindings.scalars.at(name),
+                bindings.integers.count(name)
+                    ? std::optional<int64_t>(bindings.integers.at(name))
+                    : std::nullopt,
+                slot->bytes);
             !s.ok())
           return s;
         break;
@@ -547,40 +535,31 @@ absl::StatusOr<std::unique_ptr<Launchable>> MakeLaunchable(
   for (DeviceBuffer& buffer : launchable->owned_workspaces)
     launchable->workspaces.push_back(&buffer);
 
-  auto dims = [&](const Dim3& dim, const char* what) -> absl::StatusOr<dim3> {
-    int64_t values[3];
-    for (int i = 0; i < 3; ++i) {
-      std::optional<int64_t> value = EvaluateShapeExpr(dim[i], sizes);
-      if (!value.has_value() || *value < 1 || *value > (int64_t{1} << 31) - 1) {
-        return Error(ir.loc()) << what << " dimension "
-                               << "xyz"[i] << " (" << dim[i].ToString()
-                               << ") is not a positive 32-bit count here";
-      }
-      values[i] = *value;
-    }
+  // ValidateDirective checked the unlowered kernel; a pass may have changed
+  // the launch shape, so check again.
+  absl::StatusOr<LaunchShape> shape = LaunchShapeOf(ir, sizes, ir.loc());
+  if (!shape.ok()) return shape.status();
+  auto dims = [](const int64_t values[3]) {
     return dim3(static_cast<unsigned>(values[0]),
                 static_cast<unsigned>(values[1]),
                 static_cast<unsigned>(values[2]));
   };
-  absl::StatusOr<dim3> grid = dims(ir.grid, "grid");
-  if (!grid.ok()) return grid.status();
-  absl::StatusOr<dim3> block = dims(ir.block, "block");
-  if (!block.ok()) return block.status();
-  absl::StatusOr<dim3> cluster = dims(ir.cluster, "cluster");
-  if (!cluster.ok()) return cluster.status();
+  const dim3 grid = dims(shape->grid);
+  const dim3 block = dims(shape->block);
+  const dim3 cluster = dims(shape->cluster);
   cudaLaunchConfig_t& config = launchable->config;
-  config.gridDim = *grid;
-  config.blockDim = *block;
+  config.gridDim = grid;
+  config.blockDim = block;
   config.dynamicSmemBytes =
       static_cast<size_t>(prepared.abi.dynamic_smem_bytes);
   config.stream = nullptr;
   config.numAttrs = 0;
   config.attrs = launchable->attributes;
-  if (cluster->x * cluster->y * cluster->z > 1) {
+  if (cluster.x * cluster.y * cluster.z > 1) {
     launchable->attributes[0].id = cudaLaunchAttributeClusterDimension;
-    launchable->attributes[0].val.clusterDim.x = cluster->x;
-    launchable->attributes[0].val.clusterDim.y = cluster->y;
-    launchable->attributes[0].val.clusterDim.z = cluster->z;
+    launchable->attributes[0].val.clusterDim.x = cluster.x;
+    launchable->attributes[0].val.clusterDim.y = cluster.y;
+    launchable->attributes[0].val.clusterDim.z = cluster.z;
     config.numAttrs = 1;
   }
   if (prepared.abi.dynamic_smem_bytes > 48 * 1024) {
