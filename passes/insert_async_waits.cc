@@ -33,6 +33,7 @@
 #include "ir/async_groups.h"
 #include "ir/builder.h"
 #include "ir/check.h"
+#include "ir/checked_math.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
 #include "ir/static_values.h"
@@ -370,28 +371,41 @@ struct IndexForm {
   }
 };
 
+// `a + sign * b`; unknown when it does not fit 64 bits (never wrapped).
 IndexForm Combine(const IndexForm& a, const IndexForm& b, int64_t sign) {
   if (a.kind != IndexForm::Kind::kAffine ||
       b.kind != IndexForm::Kind::kAffine) {
     return IndexForm();
   }
   IndexForm out = a;
-  out.constant += sign * b.constant;
+  auto add = [&](int64_t& into, int64_t term) {
+    std::optional<int64_t> scaled = CheckedMul(sign, term);
+    std::optional<int64_t> sum =
+        scaled ? CheckedAdd(into, *scaled) : std::nullopt;
+    if (sum) into = *sum;
+    return sum.has_value();
+  };
+  if (!add(out.constant, b.constant)) return IndexForm();
   for (const auto& [symbol, coefficient] : b.terms) {
-    out.terms[symbol] += sign * coefficient;
+    if (!add(out.terms[symbol], coefficient)) return IndexForm();
     if (out.terms[symbol] == 0) out.terms.erase(symbol);
   }
   return out;
 }
 
+// `a * factor`; unknown when it does not fit 64 bits.
 IndexForm Scale(const IndexForm& a, int64_t factor) {
   if (a.kind != IndexForm::Kind::kAffine) return IndexForm();
   IndexForm out;
   out.kind = IndexForm::Kind::kAffine;
   if (factor == 0) return out;
-  out.constant = a.constant * factor;
+  std::optional<int64_t> constant = CheckedMul(a.constant, factor);
+  if (!constant) return IndexForm();
+  out.constant = *constant;
   for (const auto& [symbol, coefficient] : a.terms) {
-    out.terms[symbol] = coefficient * factor;
+    std::optional<int64_t> scaled = CheckedMul(coefficient, factor);
+    if (!scaled) return IndexForm();
+    out.terms[symbol] = *scaled;
   }
   return out;
 }
@@ -425,8 +439,10 @@ class IndexDecomposer {
       if (instance_.shift != 0) {
         std::optional<int64_t> step =
             IntegerConstant(shifted->operand_value(2));
-        if (!step) return IndexForm();
-        form.constant += *step * instance_.shift;
+        std::optional<int64_t> offset =
+            step ? CheckedMul(*step, instance_.shift) : std::nullopt;
+        if (!offset) return IndexForm();
+        form.constant = *offset;
       }
       return form;
     }
@@ -494,7 +510,8 @@ bool DimensionDisjoint(const IndexForm& a, int64_t a_extent, const IndexForm& b,
       b.kind == IndexForm::Kind::kAffine) {
     IndexForm diff = Combine(b, a, -1);
     if (!diff.terms.empty()) return false;
-    return diff.constant >= a_extent || -diff.constant >= b_extent;
+    return diff.kind == IndexForm::Kind::kAffine &&
+           (diff.constant >= a_extent || diff.constant <= -b_extent);
   }
   if (a.kind == IndexForm::Kind::kResidue &&
       b.kind == IndexForm::Kind::kResidue && a.modulus == b.modulus &&
@@ -503,7 +520,8 @@ bool DimensionDisjoint(const IndexForm& a, int64_t a_extent, const IndexForm& b,
     inner_a.kind = inner_b.kind = IndexForm::Kind::kAffine;
     IndexForm diff = Combine(inner_b, inner_a, -1);
     // x rem m == y rem m implies x == y (mod m), whatever the signs.
-    return diff.terms.empty() && diff.constant % a.modulus != 0;
+    return diff.kind == IndexForm::Kind::kAffine && diff.terms.empty() &&
+           diff.constant % a.modulus != 0;
   }
   return false;
 }
