@@ -11,12 +11,13 @@
 //
 // At exit it prints how many executions reached a pass (inputs that parse
 // and verify): a fuzzer whose inputs rarely verify tests only the parser.
-// To keep that fraction up, only some mutations are libFuzzer's own (bytes
-// and dictionary tokens); the others rewrite an input that parses at the IR
-// level (a constant or attribute into an interesting value, an operand into
-// another visible value of its type, two neighbouring ops swapped, an unused
-// op removed) or replace an integer literal or value name in the text,
-// which keeps most inputs parsing and many verifying.
+// To keep that fraction up, few mutations are libFuzzer's own (bytes and
+// dictionary tokens); the others start from an input that verifies (the
+// one given, or, when it does not verify, one of the last inputs that did)
+// and rewrite it at the IR level (a constant or attribute into an
+// interesting value, an operand into another visible value of its type, two
+// independent neighbouring ops swapped, an unused op removed) or replace an
+// integer literal or value name in its text.
 #include <algorithm>
 #include <charconv>
 #include <cstddef>
@@ -46,6 +47,13 @@ namespace {
 
 int64_t executions = 0;
 int64_t reached_a_pass = 0;
+
+// Recent inputs that verified, for the mutator to start from.
+constexpr size_t kPoolSize = 512;
+std::vector<std::string>& VerifiedPool() {
+  static auto* pool = new std::vector<std::string>();
+  return *pool;
+}
 
 void PrintReach() {
   std::fprintf(stderr,
@@ -139,6 +147,12 @@ void CheckPasses(absl::string_view text) {
       ParseModuleString(text, "input.kir");
   if (!module.ok() || !Verify(**module).ok()) return;
   ++reached_a_pass;
+  std::vector<std::string>& pool = VerifiedPool();
+  if (pool.size() < kPoolSize) {
+    pool.emplace_back(text);
+  } else {
+    pool[static_cast<size_t>(reached_a_pass) % kPoolSize] = std::string(text);
+  }
 
   std::seed_seq seed(text.begin(), text.end());
   std::mt19937_64 random(seed);
@@ -337,10 +351,24 @@ bool MutateIr(Module& module, std::mt19937_64& random) {
       operand.value = candidates[random() % candidates.size()];
       return true;
     }
-    case 2: {  // swap with the op before it
+    case 2: {  // swap with the op before it, if it does not use its results
       Region& region = *op->parent_region();
       const int index = region.IndexOf(op);
       if (index == 0) return false;
+      const Op& before = region.op(index - 1);
+      bool depends = false;
+      auto check = [&](const Op& user) {
+        user.ForEachUse([&](const Value* value) {
+          for (int r = 0; r < before.num_results(); ++r) {
+            depends = depends || value == before.result(r);
+          }
+        });
+      };
+      check(*op);
+      for (int r = 0; r < op->num_regions(); ++r) {
+        Walk(static_cast<const Region&>(op->region(r)), check);
+      }
+      if (depends) return false;
       region.Insert(index - 1, region.Take(index));
       return true;
     }
@@ -374,17 +402,24 @@ extern "C" __attribute__((weak)) size_t LLVMFuzzerMutate(uint8_t* data,
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size,
                                           size_t max_size, unsigned int seed) {
   std::mt19937_64 random(seed);
-  const int choice = static_cast<int>(random() % 10);
+  const int choice = static_cast<int>(random() % 20);
   if (choice < 3) return LLVMFuzzerMutate(data, size, max_size);
   std::string text(reinterpret_cast<const char*>(data), size);
-  if (choice < 5) {
+  // Start from an input that verifies.
+  absl::StatusOr<std::unique_ptr<kir::Module>> module =
+      kir::ParseModuleString(text, "input.kir");
+  if (!module.ok() || !kir::Verify(**module).ok()) {
+    const std::vector<std::string>& pool = kir::VerifiedPool();
+    if (pool.empty()) return LLVMFuzzerMutate(data, size, max_size);
+    text = pool[random() % pool.size()];
+    module = kir::ParseModuleString(text, "input.kir");
+    if (!module.ok()) return LLVMFuzzerMutate(data, size, max_size);
+  }
+  if (choice < 6) {
     if (!kir::MutateToken(text, random)) {
       return LLVMFuzzerMutate(data, size, max_size);
     }
   } else {
-    absl::StatusOr<std::unique_ptr<kir::Module>> module =
-        kir::ParseModuleString(text, "input.kir");
-    if (!module.ok()) return LLVMFuzzerMutate(data, size, max_size);
     bool changed = false;
     for (int tries = 0; tries < 8 && !changed; ++tries) {
       changed = kir::MutateIr(**module, random);
