@@ -1028,12 +1028,6 @@ void Verifier::CheckOp(const Op& op) {
               << op.operand_value(i)->type().ToString();
         }
       }
-      if (std::optional<int64_t> step = IntegerConstant(op.operand_value(2));
-          step && *step <= 0) {
-        Fail(op, kControlOperands)
-            << "for step must be positive, got " << *step
-            << " (the loop would never end or never start)";
-      }
       if (op.GetInt("unroll") < 0) {
         Fail(op, kControlOperands)
             << "for unroll must be 0 (the compiler decides), 1 (rolled) or "

@@ -41,8 +41,9 @@
 //   V12 load and store move one element or a vec<N x element> (N a power of
 //       two, at most 16 bytes outside registers); ldmatrix and stmatrix
 //       move vec<2*count x element> (or vec<count x i32>) of a 16-bit type.
-//   V13 `if` conditions are i1; `for` bounds and step are index, a constant
-//       step is positive, and `unroll` is not negative.
+//   V13 `if` conditions are i1; `for` bounds and step are index, and
+//       `unroll` is not negative. (A step that is not positive is undefined
+//       when the loop runs, not an error: see ir/language.md.)
 //   V14 Commits return a token of their kind; waits take tokens of theirs.
 //   V15 atomic and red: the value (and result) has the buffer's element
 //       type; bitwise ops and exch need integers.

@@ -11,9 +11,6 @@
 //   `if` on a constant is replaced by the region taken; a `for` whose constant
 //   bounds give zero trips is gone. Ops left unused by these rewrites are
 //   removed.
-// Fails: with a located error when folding makes a `for` step a constant
-//   that is not positive (the verifier rejects such a loop: it would never
-//   end or never start).
 // Does not: fold floating point (the device's rounding decides), fold casts
 //   to or from floats or to i1, remove ops that were unused on input (that
 //   is dce), move ops between regions other than an inlined `if`, or unroll
