@@ -136,6 +136,7 @@ fuzz() {
   local log=$KIR_LOGS/$name.log
   kir_note "$name: ${seconds}s from $seeds seeds and $regressions (log: ${log#"$KIR_ROOT"/})"
   # New inputs go into the first directory; the regressions are read only.
+  local status=0
   if "build-san/tools/fuzz/$name" -dict=build-san/tools/fuzz/kir.dict \
       -artifact_prefix="$crashes/" -max_total_time="$seconds" \
       -print_final_stats=1 "$@" "$corpus" "$regressions" >"$log" 2>&1; then
@@ -145,11 +146,13 @@ fuzz() {
       "${log#"$KIR_ROOT"/}" >&2
     report_crash "$log" "$regressions"
     failed=$((failed + 1))
+    status=1
   fi
   # The last status line has the coverage, the final stats the executions.
   grep -E '^#[0-9]+' "$log" | tail -n 1 || true
   grep -E '^(Done |stat::number_of_executed_units|stat::average_exec_per_sec)' \
     "$log" || true
+  return "$status"
 }
 
 # The pass fuzzer tests the passes only with inputs that verify.
@@ -169,16 +172,18 @@ check_pass_reach() {
 
 if ((san_built)); then
   timed "fuzz round trip" fuzz kir_fuzz "${KIR_FUZZ_SECONDS:-90}" \
-    tools/fuzz/regressions raw -timeout=10
+    tools/fuzz/regressions raw -timeout=10 || true
   # Every input that verifies runs through seven pipelines, about fifteen
   # times slower under the sanitizers than in a Release build: inputs are
   # kept to 4 KiB (the larger examples are left to the goldens) and an
   # input may take 30 s before it counts as a hang.
   seeds=verified
   [[ -x build-ci/tools/kir-opt/kir-opt ]] || seeds=raw
-  timed "fuzz passes" fuzz kir_pass_fuzz "${KIR_PASS_FUZZ_SECONDS:-120}" \
-    tools/fuzz/pass_regressions "$seeds" -timeout=30 -max_len=4096
-  check_pass_reach
+  # A run cut short by a finding has no count (and has failed already).
+  if timed "fuzz passes" fuzz kir_pass_fuzz "${KIR_PASS_FUZZ_SECONDS:-120}" \
+      tools/fuzz/pass_regressions "$seeds" -timeout=30 -max_len=4096; then
+    check_pass_reach
+  fi
 fi
 
 echo "$passed passed, $failed failed"
