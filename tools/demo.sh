@@ -11,3 +11,4 @@ example=testdata/examples/epilogue.kir
 kir_note "kir-opt $example --pipeline=default --stats"
 cd "$KIR_ROOT"
 build-ci/tools/kir-opt/kir-opt "$example" --pipeline=default --stats
+kir_note "demo: $SECONDS s"
