@@ -75,6 +75,11 @@ namespace kir {
 // Threads of one block by linear id (the hardware maximum is 1024).
 using ThreadBits = std::bitset<1024>;
 
+// Which pairs of threads MayOverlap considers: two different threads (a
+// race between threads), one thread with itself (its own accesses through
+// two proxies), or either.
+enum class ThreadPairs { kDistinct, kSame, kAny };
+
 // One loop an access pair straddles: the earlier access ran `distance`
 // iterations before the later one (exactly, or at least kMaxDistance).
 struct CarriedLoop {
@@ -102,18 +107,17 @@ class ConflictAnalysis {
   ThreadBits Executing(const Op& op) const;
   int num_threads() const;
 
-  // Whether some thread t1 in `threads_a` running `a` and a different thread
-  // t2 in `threads_b` running `b` touch overlapping memory through `ea` and
-  // `eb` (effects of `a` and `b`), with `a` from earlier iterations of the
-  // loops in `carried` (same iteration of every other loop). Ignores access
-  // modes: the caller decides whether the pair needs ordering. With
-  // `same_thread`, t1 == t2 counts too (a thread's own accesses through two
-  // proxies).
+  // Whether some thread t1 in `threads_a` running `a` and a thread t2 in
+  // `threads_b` running `b` (t1 != t2, t1 == t2 or either, per `pairs`)
+  // touch overlapping memory through `ea` and `eb` (effects of `a` and
+  // `b`), with `a` from earlier iterations of the loops in `carried` (same
+  // iteration of every other loop). Ignores access modes: the caller
+  // decides whether the pair needs ordering.
   bool MayOverlap(const Op& a, const MemoryEffect& ea,
                   const ThreadBits& threads_a, const Op& b,
                   const MemoryEffect& eb, const ThreadBits& threads_b,
                   absl::Span<const CarriedLoop> carried,
-                  bool same_thread = false) const;
+                  ThreadPairs pairs = ThreadPairs::kDistinct) const;
 
   // How answers were reached, for tests and reports.
   struct Counters {
@@ -147,6 +151,9 @@ struct UnorderedPair {
                     carried_loop) < std::tie(other.first, other.first_effect,
                                              other.second, other.second_effect,
                                              other.carried, other.carried_loop);
+  }
+  bool operator==(const UnorderedPair& other) const {
+    return !(*this < other) && !(other < *this);
   }
 };
 

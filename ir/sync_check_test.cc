@@ -370,12 +370,17 @@ void RunRandomPairs(uint32_t seed, int count, Outcome& outcome) {
         conflicts.MayOverlap(op_a, ea, conflicts.Executing(op_a), op_b, eb,
                              conflicts.Executing(op_b), carried);
 
-    // Brute force: linear element offsets in the buffer.
+    // Brute force: linear element offsets in the buffer, of in-bounds
+    // accesses only (an index outside its dimension is undefined behaviour,
+    // ir/language.md; the analysis may assume it never happens).
     const int threads_per_block = block.x * block.y;
-    auto offset = [&](const Access& access, const Env& env) {
+    auto offset = [&](const Access& access, const Env& env) -> int64_t {
       int64_t linear = 0;
       for (size_t d = 0; d < shape.size(); ++d) {
-        linear = linear * shape[d] + Evaluate(access.indices[d], env);
+        const int64_t index = Evaluate(access.indices[d], env);
+        const int64_t width = d + 1 == shape.size() ? access.lanes : 1;
+        if (index < 0 || index + width > shape[d]) return -1;
+        linear = linear * shape[d] + index;
       }
       return linear;
     };
@@ -395,12 +400,14 @@ void RunRandomPairs(uint32_t seed, int count, Outcome& outcome) {
             Env env_a{t1 % block.x, t1 / block.x, t1 / 32, t1 % 32, bid, iv_a};
             if (!a.guard.Holds(env_a)) continue;
             const int64_t off_a = offset(a, env_a);
+            if (off_a < 0) continue;
             for (int t2 = 0; t2 < threads_per_block; ++t2) {
               if (t1 == t2) continue;
               Env env_b{t2 % block.x, t2 / block.x, t2 / 32,
                         t2 % 32,      bid,          iv_b};
               if (!b.guard.Holds(env_b)) continue;
               const int64_t off_b = offset(b, env_b);
+              if (off_b < 0) continue;
               if (off_a < off_b + b.lanes && off_b < off_a + a.lanes) {
                 truth = true;
                 break;

@@ -78,8 +78,10 @@ class ThreadAnalysis {
   // The value computed by each thread (indexed by linear thread id), when
   // the block shape is constant and the value depends only on integer
   // constants, thread/lane/warp ids and the block shape (e.g. `tid.x / 32`);
-  // else null. Division, remainder and shifts of negative values are not
-  // evaluated (the result would depend on rounding the IR leaves open).
+  // else null. Entries of threads that cannot execute the definition are
+  // placeholders (no such thread uses the value). Division, remainder and
+  // shifts of negative values are not evaluated (the result would depend on
+  // rounding the IR leaves open).
   const std::vector<int64_t>* PerThreadValues(const Value* value) const;
 
   // Threads that may execute `op` (the guards of every enclosing if and

@@ -130,6 +130,58 @@ std::optional<Placement> Place(const UnorderedPair& pair, bool fallback) {
   return std::nullopt;
 }
 
+// Where a barrier can go instead of `base` and still order `pair` on every
+// path that runs both accesses: inside an `if` around the later access,
+// right before it, or inside an `if` around the earlier access, at the end
+// of its branch, so that it runs only when the access does. Deepest first;
+// whether the `if` is uniform over the barrier's threads is checked when
+// the barrier is inserted.
+std::vector<Placement> Narrower(const UnorderedPair& pair,
+                                const Placement& base) {
+  std::vector<Placement> out;
+  if (pair.carried || base.index >= base.region->size()) return out;
+  Op* first = const_cast<Op*>(pair.first);
+  Op* second = const_cast<Op*>(pair.second);
+  Op* first_ancestor = AncestorIn(first, base.region);
+  if (first_ancestor == nullptr ||
+      base.region->IndexOf(first_ancestor) >= base.index) {
+    return out;
+  }
+  std::vector<Placement> later, earlier;
+  for (Op* op = AncestorIn(second, base.region);
+       op != nullptr && op != second && op->kind() == OpKind::kIf;) {
+    Region* branch = nullptr;
+    for (int r = 0; r < op->num_regions(); ++r) {
+      if (AncestorIn(second, &op->region(r)) != nullptr) {
+        branch = &op->region(r);
+      }
+    }
+    if (branch == nullptr) break;
+    Op* inner = AncestorIn(second, branch);
+    int index = branch->IndexOf(inner);
+    while (index > 0 && IsPlainComputation(branch->op(index - 1))) --index;
+    later.push_back(Placement{branch, index, base.role});
+    op = inner;
+  }
+  for (Op* op = first_ancestor;
+       op != first && op->kind() == OpKind::kIf;) {
+    Region* branch = nullptr;
+    for (int r = 0; r < op->num_regions(); ++r) {
+      if (AncestorIn(first, &op->region(r)) != nullptr) {
+        branch = &op->region(r);
+      }
+    }
+    if (branch == nullptr) break;
+    int index = branch->size();
+    if (index > 0 && branch->op(index - 1).kind() == OpKind::kReturn) break;
+    earlier.push_back(Placement{branch, index, base.role});
+    op = AncestorIn(first, branch);
+  }
+  out.insert(out.end(), later.rbegin(), later.rend());
+  out.insert(out.end(), earlier.rbegin(), earlier.rend());
+  return out;
+}
+
 std::string Where(const Op& op) { return op.loc().LineColumn(); }
 
 absl::Status PairError(const Location& at, const UnorderedPair& pair,
@@ -188,8 +240,27 @@ class SyncInserter {
                          "could go (an asynchronous access needs a "
                          "completion wait first)");
       }
-      absl::Status status = Insert(*placement, pair);
-      if (!status.ok()) return status;
+      // A narrower place first, kept only when its guards are uniform over
+      // the barrier's threads and the pair is then ordered.
+      bool placed = false;
+      for (const Placement& narrower : Narrower(pair, *placement)) {
+        absl::StatusOr<Op*> barrier =
+            Insert(narrower, pair, /*report_divergence=*/false);
+        if (!barrier.ok()) return barrier.status();
+        if (*barrier == nullptr) continue;
+        std::vector<UnorderedPair> left =
+            FindUnorderedPairs(kernel_, options_);
+        if (std::find(left.begin(), left.end(), pair) == left.end()) {
+          placed = true;
+          break;
+        }
+        inserted_.erase(*barrier);
+        RemoveOp(*barrier);
+      }
+      if (placed) continue;
+      absl::StatusOr<Op*> barrier =
+          Insert(*placement, pair, /*report_divergence=*/true);
+      if (!barrier.ok()) return barrier.status();
     }
     Minimize();
     RecordProvenance();
@@ -211,7 +282,12 @@ class SyncInserter {
   }
 
  private:
-  absl::Status Insert(const Placement& placement, const UnorderedPair& pair) {
+  // Inserts a barrier at `placement` for `pair`. When its guards are not
+  // uniform over its threads: an error, or (without `report_divergence`)
+  // no barrier (null).
+  absl::StatusOr<Op*> Insert(const Placement& placement,
+                             const UnorderedPair& pair,
+                             bool report_divergence) {
     OpBuilder builder(*placement.region, placement.index);
     builder.set_loc(pair.second->loc());
     builder.set_provenance(Provenance{kPassName, {}});
@@ -239,6 +315,10 @@ class SyncInserter {
     const Scope scope =
         placement.role != nullptr ? Scope::kRole : Scope::kBlock;
     if (!threads.GuardsUniformOver(*barrier, scope, &culprit)) {
+      if (!report_divergence) {
+        RemoveOp(barrier);
+        return nullptr;
+      }
       const Location at =
           culprit != nullptr ? culprit->loc() : pair.second->loc();
       std::string over =
@@ -267,7 +347,7 @@ class SyncInserter {
       return PairError(at, pair, why);
     }
     inserted_.insert(barrier);
-    return absl::OkStatus();
+    return barrier;
   }
 
   // Drops each inserted barrier (in program order) that nothing needs.
