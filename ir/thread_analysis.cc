@@ -776,6 +776,10 @@ bool ThreadAnalysis::IsSingleThread(const Op& op) const {
     if (first_warp >= 0 && t / kWarpSize != first_warp) return false;
     first_warp = t / kWarpSize;
   }
+  return IsElectedPerWarp(op);
+}
+
+bool ThreadAnalysis::IsElectedPerWarp(const Op& op) const {
   const Op* child = &op;
   for (const Op* parent = op.parent_op(); parent != nullptr;
        child = parent, parent = parent->parent_op()) {

@@ -91,6 +91,9 @@ class ThreadAnalysis {
   // instance of `op`: a single-thread guard, or `elect.sync` within a set
   // of threads that is one warp.
   bool IsSingleThread(const Op& op) const;
+  // True when `op` is on the taken side of an `if` whose condition implies
+  // an elect.sync result: each warp runs it in at most one lane.
+  bool IsElectedPerWarp(const Op& op) const;
   // Whether every condition guarding `op` is uniform over `scope`, among
   // the threads that reach it: enclosing ifs, the bounds of enclosing fors
   // (their trip count), enclosing roles (a role is a guard like any other:

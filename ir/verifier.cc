@@ -242,6 +242,25 @@ std::string DescribeThreads(const ThreadSet& threads) {
                       ")");
 }
 
+// "4 warps (0-3)", "2 warps (0, 4)".
+std::string DescribeWarps(const ThreadSet& threads) {
+  std::vector<int> warps = threads.Warps();
+  std::vector<std::string> ranges;
+  for (size_t i = 0; i < warps.size();) {
+    size_t end = i;
+    while (end + 1 < warps.size() && warps[end + 1] == warps[end] + 1) ++end;
+    if (ranges.size() == 4) {
+      ranges.push_back("...");
+      break;
+    }
+    ranges.push_back(end == i ? absl::StrCat(warps[i])
+                              : absl::StrCat(warps[i], "-", warps[end]));
+    i = end + 1;
+  }
+  return absl::StrCat(Plural(static_cast<int>(warps.size()), "warp"), " (",
+                      absl::StrJoin(ranges, ", "), ")");
+}
+
 // The innermost op of `kind` around `op`, or null.
 const Op* EnclosingOfKind(const Op& op, OpKind kind) {
   for (const Op* parent = op.parent_op(); parent != nullptr;
@@ -2086,12 +2105,18 @@ void Verifier::CheckExecution(const ThreadAnalysis& analysis, const Op& op) {
     case ExecClass::kSingleIssue:
       if (!analysis.IsSingleThread(op)) {
         const ThreadSet& threads = analysis.ExecutingThreads(op);
+        std::string where;
+        if (!threads.known()) {
+          where = "no condition around it is known to select one thread";
+        } else if (analysis.IsElectedPerWarp(op)) {
+          // An election picks one lane in each warp that reaches it.
+          where = absl::StrCat("it may run in one elected lane of each of ",
+                               DescribeWarps(threads));
+        } else {
+          where = absl::StrCat("it may run in ", DescribeThreads(threads));
+        }
         Fail(op, kSingleIssue)
-            << op.mnemonic() << " must be issued by one thread, but "
-            << (threads.known()
-                    ? absl::StrCat("it may run in ", DescribeThreads(threads))
-                    : std::string("no condition around it is "
-                                  "known to select one thread"));
+            << op.mnemonic() << " must be issued by one thread, but " << where;
       }
       break;
     default:
