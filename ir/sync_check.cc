@@ -1,4 +1,4 @@
-// Conflicts and ordering of shared-memory accesses; see sync_check.h.
+// Conflicts and ordering of a block's memory accesses; see sync_check.h.
 #include "ir/sync_check.h"
 
 #include <algorithm>
@@ -173,8 +173,7 @@ struct RemainderForm {
   std::map<const Value*, int64_t> invariant;
   int64_t offset = 0;
   bool SameForm(const RemainderForm& other) const {
-    return modulus == other.modulus &&
-           iv_coefficient == other.iv_coefficient &&
+    return modulus == other.modulus && iv_coefficient == other.iv_coefficient &&
            invariant == other.invariant;
   }
 };
@@ -270,11 +269,12 @@ struct ConflictAnalysis::Impl {
                       DimensionDifference& dim) const;
   bool ForcesSameIteration(std::set<const Value*> equal,
                            const Op& stepping) const;
-  // Whether the dimensions rule out any overlap of a carried pair because
-  // each one forces a value of the iteration to be the same in both runs.
-  bool ProvenDistinctIterations(const std::vector<DimensionDifference>& dims,
-                                const ThreadBits& ta, const ThreadBits& tb,
-                                const Op& stepping) const;
+  // For a carried pair: the values of the iteration that an overlap forces
+  // to be equal in both runs (one per dimension at most), or nullopt when
+  // some dimension can never overlap.
+  std::optional<std::set<const Value*>> ForcedEqual(
+      const std::vector<DimensionDifference>& dims, const ThreadBits& ta,
+      const ThreadBits& tb) const;
 
   bool MayOverlap(const Op& a, const MemoryEffect& ea, const ThreadBits& ta,
                   const Op& b, const MemoryEffect& eb, const ThreadBits& tb,
@@ -354,8 +354,7 @@ Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
         out.atoms[atom] = sum.value_or(0);
         if (out.atoms[atom] == 0) out.atoms.erase(atom);
       }
-      std::optional<int64_t> constant =
-          Add(lhs.constant, sign * rhs.constant);
+      std::optional<int64_t> constant = Add(lhs.constant, sign * rhs.constant);
       out.constant = constant.value_or(0);
       out.varying = lhs.varying || rhs.varying;
       if (ok && constant) return out;
@@ -417,8 +416,8 @@ Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
           }
           out.part = std::make_shared<const Vec>(std::move(values));
         } else {
-          out.constant = div ? FloorDiv(inner.constant, m)
-                             : FloorMod(inner.constant, m);
+          out.constant =
+              div ? FloorDiv(inner.constant, m) : FloorMod(inner.constant, m);
         }
         return out;
       }
@@ -575,7 +574,8 @@ std::optional<RemainderForm> ConflictAnalysis::Impl::FormOf(
   RemainderForm form;
   form.modulus = *modulus;
   form.offset = dividend.constant;
-  const Value* iv = stepping != nullptr ? InductionVariable(*stepping) : nullptr;
+  const Value* iv =
+      stepping != nullptr ? InductionVariable(*stepping) : nullptr;
   for (const auto& [value, coefficient] : dividend.atoms) {
     if (value == iv) {
       form.iv_coefficient = coefficient;
@@ -604,13 +604,12 @@ void ConflictAnalysis::Impl::PairRemainders(
       if (!form_b || !form_a->SameForm(*form_b)) continue;
       std::optional<int64_t> per_step = int64_t{0};
       if (form_a->iv_coefficient != 0) {
-        per_step = step ? Multiply(form_a->iv_coefficient, *step)
-                        : std::nullopt;
+        per_step =
+            step ? Multiply(form_a->iv_coefficient, *step) : std::nullopt;
       }
       std::optional<int64_t> offset = Add(form_b->offset, -form_a->offset);
       if (!per_step || !offset) continue;
-      dim.mods.push_back(
-          {a->second, *per_step, *offset, form_a->modulus});
+      dim.mods.push_back({a->second, *per_step, *offset, form_a->modulus});
       atoms_b.erase(b);
       paired = true;
       break;
@@ -635,11 +634,15 @@ bool ConflictAnalysis::Impl::ForcesSameIteration(std::set<const Value*> equal,
     std::vector<const Value*> found;
     for (const Value* value : equal) {
       if (const Op* op = BinaryOf(value, OpKind::kAdd)) {
-        if (invariant(op->operand_value(1))) found.push_back(op->operand_value(0));
-        if (invariant(op->operand_value(0))) found.push_back(op->operand_value(1));
+        if (invariant(op->operand_value(1)))
+          found.push_back(op->operand_value(0));
+        if (invariant(op->operand_value(0)))
+          found.push_back(op->operand_value(1));
       } else if (const Op* op = BinaryOf(value, OpKind::kSub)) {
-        if (invariant(op->operand_value(1))) found.push_back(op->operand_value(0));
-        if (invariant(op->operand_value(0))) found.push_back(op->operand_value(1));
+        if (invariant(op->operand_value(1)))
+          found.push_back(op->operand_value(0));
+        if (invariant(op->operand_value(0)))
+          found.push_back(op->operand_value(1));
       } else if (const Op* op = BinaryOf(value, OpKind::kMul)) {
         std::optional<int64_t> rhs = Constant(op->operand_value(1));
         std::optional<int64_t> lhs = Constant(op->operand_value(0));
@@ -649,7 +652,8 @@ bool ConflictAnalysis::Impl::ForcesSameIteration(std::set<const Value*> equal,
         // y = (y div m) * m + y rem m for any nonzero m.
         for (const Value* other : equal) {
           const Op* rem = BinaryOf(other, OpKind::kRem);
-          if (rem == nullptr || rem->operand_value(0) != div->operand_value(0)) {
+          if (rem == nullptr ||
+              rem->operand_value(0) != div->operand_value(0)) {
             continue;
           }
           const Value* m_div = div->operand_value(1);
@@ -672,45 +676,49 @@ bool ConflictAnalysis::Impl::ForcesSameIteration(std::set<const Value*> equal,
   return false;
 }
 
-bool ConflictAnalysis::Impl::ProvenDistinctIterations(
+std::optional<std::set<const Value*>> ConflictAnalysis::Impl::ForcedEqual(
     const std::vector<DimensionDifference>& dims, const ThreadBits& ta,
-    const ThreadBits& tb, const Op& stepping) const {
+    const ThreadBits& tb) const {
   std::set<const Value*> equal;
   for (const DimensionDifference& dim : dims) {
     if (!dim.rest_known || dim.candidates.empty() || dim.per_step != 0) {
       continue;
     }
     // The candidate with the largest coefficient; the others add their
-    // ranges to the rest.
+    // ranges to the rest of the difference, [lo, hi].
     const Candidate* pick = &dim.candidates.front();
     for (const Candidate& c : dim.candidates) {
       if (std::abs(c.coefficient) > std::abs(pick->coefficient)) pick = &c;
     }
     std::optional<int64_t> lo = Add(dim.base, dim.rest_lo);
     std::optional<int64_t> hi = Add(dim.base, dim.rest_hi);
-    for (const Candidate& c : dim.candidates) {
-      if (&c == pick) continue;
-      if (!c.range || !lo || !hi) return false;
-      std::optional<int64_t> low = Multiply(c.coefficient, c.range->lo);
-      std::optional<int64_t> high = Multiply(c.coefficient, c.range->hi);
-      if (!low || !high) return false;
-      const int64_t spread = std::max(*low, *high) - std::min(*low, *high);
-      lo = Add(*lo, -spread);
-      hi = Add(*hi, spread);
-    }
-    for (const DimensionDifference::ModTerm& mod : dim.mods) {
-      std::optional<int64_t> spread =
-          Multiply(std::abs(mod.coefficient), mod.modulus - 1);
-      if (!spread || !lo || !hi) return false;
+    auto widen = [&](std::optional<int64_t> spread) {
+      if (!spread || !lo || !hi) {
+        lo.reset();
+        return;
+      }
       lo = Add(*lo, -*spread);
       hi = Add(*hi, *spread);
+    };
+    for (const Candidate& c : dim.candidates) {
+      if (&c == pick) continue;
+      std::optional<int64_t> low =
+          c.range ? Multiply(c.coefficient, c.range->lo) : std::nullopt;
+      std::optional<int64_t> high =
+          c.range ? Multiply(c.coefficient, c.range->hi) : std::nullopt;
+      widen(low && high ? std::optional<int64_t>(std::max(*low, *high) -
+                                                 std::min(*low, *high))
+                        : std::nullopt);
+    }
+    for (const DimensionDifference::ModTerm& mod : dim.mods) {
+      widen(Multiply(std::abs(mod.coefficient), mod.modulus - 1));
     }
     std::optional<Interval> part_a = PartRange(dim.part_a, &ta);
     std::optional<Interval> part_b = PartRange(dim.part_b, &tb);
-    if (!part_a || !part_b || !lo || !hi) return false;
+    if (!part_a || !part_b || !lo || !hi) continue;
     lo = Add(*lo, part_b->lo - part_a->hi);
     hi = Add(*hi, part_b->hi - part_a->lo);
-    if (!lo || !hi) return false;
+    if (!lo || !hi) continue;
     // Overlap in this dimension needs coefficient * (X_b - X_a) + rest in
     // (-extent_b, extent_a); when 0 is the only multiple of the
     // coefficient that can do it, X is the same in both runs.
@@ -719,10 +727,10 @@ bool ConflictAnalysis::Impl::ProvenDistinctIterations(
     const int64_t need_hi = (dim.extent_a - 1) - *lo;
     const int64_t first = -FloorDiv(-need_lo, c);  // ceil(need_lo / c)
     const int64_t last = FloorDiv(need_hi, c);
-    if (first > last) return true;  // this dimension never overlaps
+    if (first > last) return std::nullopt;  // this dimension never overlaps
     if (first == 0 && last == 0) equal.insert(pick->atom);
   }
-  return !equal.empty() && ForcesSameIteration(equal, stepping);
+  return equal;
 }
 
 bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
@@ -814,116 +822,130 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       min_distance = loop.distance;
     }
   }
-  auto renamed = [&](const Value* atom) {
-    return stepping != nullptr && DefinedInside(atom, stepping);
-  };
   std::optional<int64_t> step;
   if (stepping != nullptr && stepping->num_operands() >= 3) {
     step = Constant(stepping->operand_value(2));
   }
 
-  std::vector<DimensionDifference> dims(rank);
-  for (int d = 0; d < rank; ++d) {
-    DimensionDifference& dim = dims[d];
-    dim.extent_a = std::max<int64_t>(1, ea.extent[d]);
-    dim.extent_b = std::max<int64_t>(1, eb.extent[d]);
-    const Affine& fa = Decompose(ea.origin[d]);
-    const Affine& fb = Decompose(eb.origin[d]);
-    dim.part_a = fa.part.get();
-    dim.part_b = fb.part.get();
-    std::optional<int64_t> base = Add(fb.constant, -fa.constant);
-    dim.base = base.value_or(0);
-    dim.known = !fa.varying && !fb.varying && base.has_value();
-    if (!dim.known) continue;
-    std::map<const Value*, int64_t> atoms_a = fa.atoms;
-    std::map<const Value*, int64_t> atoms_b = fb.atoms;
-    PairRemainders(atoms_a, atoms_b, stepping, step, dim);
-    std::set<const Value*> atoms;
-    for (const auto& entry : atoms_a) atoms.insert(entry.first);
-    for (const auto& entry : atoms_b) atoms.insert(entry.first);
-    // A term that does not cancel adds its range: coefficient * value for
-    // one shared value, or the two sides' values independently.
-    auto add_residual = [&](const Value* atom, int64_t coefficient_b,
-                            int64_t coefficient_a, bool shared) {
-      std::optional<Interval> range = Range(atom);
-      if (!range) {
-        dim.known = false;
-        return;
-      }
-      auto scaled = [&](int64_t c) -> std::optional<Interval> {
-        std::optional<int64_t> lo = Multiply(c, range->lo);
-        std::optional<int64_t> hi = Multiply(c, range->hi);
-        if (!lo || !hi) return std::nullopt;
-        return c >= 0 ? Interval{*lo, *hi} : Interval{*hi, *lo};
-      };
-      std::optional<Interval> add;
-      if (shared) {
-        add = scaled(coefficient_b - coefficient_a);
-      } else {
-        std::optional<Interval> sb = scaled(coefficient_b);
-        std::optional<Interval> sa = scaled(coefficient_a);
-        if (sb && sa) add = Interval{sb->lo - sa->hi, sb->hi - sa->lo};
-      }
-      std::optional<int64_t> lo = add ? Add(dim.residual_lo, add->lo)
-                                      : std::nullopt;
-      std::optional<int64_t> hi = add ? Add(dim.residual_hi, add->hi)
-                                      : std::nullopt;
-      if (!lo || !hi) {
-        dim.known = false;
-        return;
-      }
-      dim.residual_lo = *lo;
-      dim.residual_hi = *hi;
+  // The dimensions' differences, with the values in `same` known to be
+  // equal in both runs.
+  auto describe = [&](const std::set<const Value*>& same) {
+    auto renamed = [&](const Value* atom) {
+      return stepping != nullptr && DefinedInside(atom, stepping) &&
+             !same.count(atom);
     };
-    std::vector<Candidate> candidates;
-    for (const Value* atom : atoms) {
-      auto find = [](const std::map<const Value*, int64_t>& f,
-                     const Value* v) -> int64_t {
-        auto it = f.find(v);
-        return it == f.end() ? 0 : it->second;
+    std::vector<DimensionDifference> dims(rank);
+    for (int d = 0; d < rank; ++d) {
+      DimensionDifference& dim = dims[d];
+      dim.extent_a = std::max<int64_t>(1, ea.extent[d]);
+      dim.extent_b = std::max<int64_t>(1, eb.extent[d]);
+      const Affine& fa = Decompose(ea.origin[d]);
+      const Affine& fb = Decompose(eb.origin[d]);
+      dim.part_a = fa.part.get();
+      dim.part_b = fb.part.get();
+      std::optional<int64_t> base = Add(fb.constant, -fa.constant);
+      dim.base = base.value_or(0);
+      dim.known = !fa.varying && !fb.varying && base.has_value();
+      if (!dim.known) continue;
+      std::map<const Value*, int64_t> atoms_a = fa.atoms;
+      std::map<const Value*, int64_t> atoms_b = fb.atoms;
+      PairRemainders(atoms_a, atoms_b, stepping, step, dim);
+      std::set<const Value*> atoms;
+      for (const auto& entry : atoms_a) atoms.insert(entry.first);
+      for (const auto& entry : atoms_b) atoms.insert(entry.first);
+      // A term that does not cancel adds its range: coefficient * value for
+      // one shared value, or the two sides' values independently.
+      auto add_residual = [&](const Value* atom, int64_t coefficient_b,
+                              int64_t coefficient_a, bool shared) {
+        std::optional<Interval> range = Range(atom);
+        if (!range) {
+          dim.known = false;
+          return;
+        }
+        auto scaled = [&](int64_t c) -> std::optional<Interval> {
+          std::optional<int64_t> lo = Multiply(c, range->lo);
+          std::optional<int64_t> hi = Multiply(c, range->hi);
+          if (!lo || !hi) return std::nullopt;
+          return c >= 0 ? Interval{*lo, *hi} : Interval{*hi, *lo};
+        };
+        std::optional<Interval> add;
+        if (shared) {
+          add = scaled(coefficient_b - coefficient_a);
+        } else {
+          std::optional<Interval> sb = scaled(coefficient_b);
+          std::optional<Interval> sa = scaled(coefficient_a);
+          if (sb && sa) add = Interval{sb->lo - sa->hi, sb->hi - sa->lo};
+        }
+        std::optional<int64_t> lo =
+            add ? Add(dim.residual_lo, add->lo) : std::nullopt;
+        std::optional<int64_t> hi =
+            add ? Add(dim.residual_hi, add->hi) : std::nullopt;
+        if (!lo || !hi) {
+          dim.known = false;
+          return;
+        }
+        dim.residual_lo = *lo;
+        dim.residual_hi = *hi;
       };
-      const int64_t ca = find(atoms_a, atom);
-      const int64_t cb = find(atoms_b, atom);
-      if (!renamed(atom)) {
-        if (ca != cb) add_residual(atom, cb, ca, /*shared=*/true);
-        continue;
-      }
-      // Defined inside the stepping loop: the induction variable is
-      // followed across iterations; other values of the iteration are
-      // candidates for the injectivity argument, and their ranges bound
-      // them otherwise.
-      if (ca != cb) {
-        add_residual(atom, cb, ca, /*shared=*/false);
-        continue;
-      }
-      if (InductionLoop(atom) == stepping) {
-        if (!step || *step <= 0) {
+      std::vector<Candidate> candidates;
+      for (const Value* atom : atoms) {
+        auto find = [](const std::map<const Value*, int64_t>& f,
+                       const Value* v) -> int64_t {
+          auto it = f.find(v);
+          return it == f.end() ? 0 : it->second;
+        };
+        const int64_t ca = find(atoms_a, atom);
+        const int64_t cb = find(atoms_b, atom);
+        if (!renamed(atom)) {
+          if (ca != cb) add_residual(atom, cb, ca, /*shared=*/true);
+          continue;
+        }
+        // Defined inside the stepping loop: the induction variable is
+        // followed across iterations; other values of the iteration are
+        // candidates for the injectivity argument, and their ranges bound
+        // them otherwise.
+        if (ca != cb) {
           add_residual(atom, cb, ca, /*shared=*/false);
           continue;
         }
-        // iv_a = iv_b - k * step.
-        std::optional<int64_t> per_step = Multiply(ca, *step);
-        if (per_step) per_step = Add(dim.per_step, *per_step);
-        if (!per_step) {
-          dim.known = false;
+        if (InductionLoop(atom) == stepping) {
+          if (!step || *step <= 0) {
+            add_residual(atom, cb, ca, /*shared=*/false);
+            continue;
+          }
+          // iv_a = iv_b - k * step.
+          std::optional<int64_t> per_step = Multiply(ca, *step);
+          if (per_step) per_step = Add(dim.per_step, *per_step);
+          if (!per_step) {
+            dim.known = false;
+            continue;
+          }
+          dim.per_step = *per_step;
           continue;
         }
-        dim.per_step = *per_step;
-        continue;
+        candidates.push_back(Candidate{atom, ca, Range(atom)});
       }
-      candidates.push_back(Candidate{atom, ca, Range(atom)});
+      dim.candidates = candidates;
+      dim.rest_known = dim.known;
+      dim.rest_lo = dim.residual_lo;
+      dim.rest_hi = dim.residual_hi;
+      for (const Candidate& c : candidates) {
+        add_residual(c.atom, c.coefficient, c.coefficient, /*shared=*/false);
+      }
     }
-    dim.candidates = candidates;
-    dim.rest_known = dim.known;
-    dim.rest_lo = dim.residual_lo;
-    dim.rest_hi = dim.residual_hi;
-    for (const Candidate& c : candidates) {
-      add_residual(c.atom, c.coefficient, c.coefficient, /*shared=*/false);
+    return dims;
+  };
+  std::vector<DimensionDifference> dims = describe({});
+  if (stepping != nullptr) {
+    // Values of the iteration that an overlap forces to be equal in both
+    // runs: the runs are then one iteration (no overlap), or the rest is
+    // compared with those values equal.
+    std::optional<std::set<const Value*>> equal = ForcedEqual(dims, ta, tb);
+    if (!equal) return false;
+    if (!equal->empty()) {
+      if (ForcesSameIteration(*equal, *stepping)) return false;
+      dims = describe(*equal);
     }
-  }
-  if (stepping != nullptr &&
-      ProvenDistinctIterations(dims, ta, tb, *stepping)) {
-    return false;
   }
 
   // Which iteration distances to try.
@@ -989,7 +1011,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     for (int d : known) {
       const Vec* part = side_a ? dims[d].part_a : dims[d].part_b;
       key.push_back(part && t < static_cast<int>(part->size()) ? (*part)[t]
-                                                              : 0);
+                                                               : 0);
     }
     return key;
   };
@@ -1687,10 +1709,9 @@ class OrderingAnalysis {
       const MemoryEffect& effect = effects[i];
       // The proxy rule follows generic accesses of global memory only (its
       // edges start at a generic access).
-      const bool tracked =
-          effect.space == MemorySpace::kShared ||
-          (effect.space == MemorySpace::kGlobal &&
-           (!proxy_ || IsGenericData(effect)));
+      const bool tracked = effect.space == MemorySpace::kShared ||
+                           (effect.space == MemorySpace::kGlobal &&
+                            (!proxy_ || IsGenericData(effect)));
       if (!tracked) continue;
       EntryKey key{&op, i, {}, Stage::kComplete, nullptr, 0};
       EntryState entry;
@@ -1772,9 +1793,9 @@ class OrderingAnalysis {
         if (others.none() && own.none()) continue;
         if (by_box) {
           const bool from_others =
-              others.any() &&
-              conflicts_.MayOverlap(*key.op, earlier, entry.threads, op, later,
-                                    others, key.carried, ThreadPairs::kDistinct);
+              others.any() && conflicts_.MayOverlap(
+                                  *key.op, earlier, entry.threads, op, later,
+                                  others, key.carried, ThreadPairs::kDistinct);
           const bool from_own =
               own.any() &&
               conflicts_.MayOverlap(*key.op, earlier, entry.threads, op, later,
@@ -1970,8 +1991,13 @@ absl::Status CheckSyncs(const Kernel& kernel) {
                   absl::StrCat(DescribeAccess(*pair.first, pair.first_effect),
                                pair.carried ? ", in an earlier iteration" : "",
                                ", here"))
-        << "unordered shared-memory accesses: "
-        << DescribeAccess(*pair.second, pair.second_effect) << " may touch "
+        << "unordered "
+        << (MemoryEffectsOf(*pair.second)[pair.second_effect].space ==
+                    MemorySpace::kGlobal
+                ? "global-memory"
+                : "shared-memory")
+        << " accesses: " << DescribeAccess(*pair.second, pair.second_effect)
+        << " may touch "
         << "what another thread's "
         << DescribeAccess(*pair.first, pair.first_effect) << " at "
         << pair.first->loc().LineColumn()

@@ -163,8 +163,7 @@ std::vector<Placement> Narrower(const UnorderedPair& pair,
     later.push_back(Placement{branch, index, base.role});
     op = inner;
   }
-  for (Op* op = first_ancestor;
-       op != first && op->kind() == OpKind::kIf;) {
+  for (Op* op = first_ancestor; op != first && op->kind() == OpKind::kIf;) {
     Region* branch = nullptr;
     for (int r = 0; r < op->num_regions(); ++r) {
       if (AncestorIn(first, &op->region(r)) != nullptr) {
@@ -248,8 +247,7 @@ class SyncInserter {
             Insert(narrower, pair, /*report_divergence=*/false);
         if (!barrier.ok()) return barrier.status();
         if (*barrier == nullptr) continue;
-        std::vector<UnorderedPair> left =
-            FindUnorderedPairs(kernel_, options_);
+        std::vector<UnorderedPair> left = FindUnorderedPairs(kernel_, options_);
         if (std::find(left.begin(), left.end(), pair) == left.end()) {
           placed = true;
           break;
