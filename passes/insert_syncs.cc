@@ -261,6 +261,7 @@ class SyncInserter {
       if (!barrier.ok()) return barrier.status();
     }
     Minimize();
+    MergeBranchBarriers();
     RecordProvenance();
     std::vector<Op*> remaining = InProgramOrder(kernel_, inserted_);
     for (Op* op : remaining) {
@@ -356,6 +357,44 @@ class SyncInserter {
       if (FindUnorderedPairs(kernel_, options).empty()) {
         inserted_.erase(barrier);
         RemoveOp(barrier);
+      }
+    }
+  }
+
+  // An `if` whose two branches both start (or both end) with the same
+  // inserted barrier runs one either way: one barrier before (or after) the
+  // `if` is the same synchronization, written once.
+  void MergeBranchBarriers() {
+    std::vector<Op*> ifs;
+    Walk(kernel_.body(), [&](Op& op) {
+      if (op.kind() == OpKind::kIf && op.num_regions() == 2) ifs.push_back(&op);
+    });
+    // Innermost first, so that merged barriers can merge again outside.
+    std::reverse(ifs.begin(), ifs.end());
+    for (Op* if_op : ifs) {
+      for (const bool at_start : {true, false}) {
+        Region& then_region = if_op->region(0);
+        Region& else_region = if_op->region(1);
+        if (then_region.empty() || else_region.empty()) continue;
+        Op& a = at_start ? then_region.op(0)
+                         : then_region.op(then_region.size() - 1);
+        Op& b = at_start ? else_region.op(0)
+                         : else_region.op(else_region.size() - 1);
+        if (!inserted_.count(&a) || !inserted_.count(&b) ||
+            a.kind() != b.kind() || a.attrs() != b.attrs()) {
+          continue;
+        }
+        Region& parent = *if_op->parent_region();
+        const int index = parent.IndexOf(if_op) + (at_start ? 0 : 1);
+        OpBuilder builder(parent, index);
+        builder.set_loc(a.loc());
+        builder.set_provenance(Provenance{kPassName, {}});
+        Op* merged = builder.Create(a.kind(), {}, a.attrs());
+        inserted_.erase(&a);
+        inserted_.erase(&b);
+        RemoveOp(&a);
+        RemoveOp(&b);
+        inserted_.insert(merged);
       }
     }
   }
