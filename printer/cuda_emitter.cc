@@ -1059,10 +1059,15 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
     case OpKind::kSemWait:
     case OpKind::kSemRelease: {
       const bool wait = op.kind() == OpKind::kSemWait;
+      // A semaphore wait is a spin loop: in an elected region the whole
+      // warp spins, as for an mbarrier wait (EmitMbarrier says why).
+      const std::string issue =
+          wait ? std::exchange(issue_, "") : std::string(issue_);
       const std::string fn =
-          wait ? runtime_.SemWait(attr("scope"), predicated())
+          wait ? runtime_.SemWait(attr("scope"))
                : runtime_.SemRelease(attr("scope"), predicated());
       Call(fn, {GlobalPointer(op.operand(0)), Var(op.operand_value(1))});
+      issue_ = issue;
       return absl::OkStatus();
     }
     case OpKind::kAtomic:
@@ -1665,11 +1670,21 @@ absl::Status KernelEmitter::EmitMbarrier(const Op& op) {
       Call(runtime_.MbarrierArriveTx(predicated()), {bar},
            absl::StrCat("<", op.GetInt("bytes"), ">"));
       break;
-    case OpKind::kMbarrierWait:
-      Call(runtime_.MbarrierWait(predicated()),
+    case OpKind::kMbarrierWait: {
+      // A wait is a loop; predicated on the elected lane, ptxas wraps it in
+      // a BSSY/BSYNC region and then ran a following TMA store in the other
+      // lanes too, with a coordinate only the elected lane had set
+      // (measured: another tile written over tile 0 in every launch,
+      // testdata/passes/insert-syncs/gpu_global.kir). In an elected region
+      // the whole warp waits instead: every lane waits for the same phase,
+      // which changes nothing but the waiting.
+      const std::string issue = std::exchange(issue_, "");
+      Call(runtime_.MbarrierWait(),
            {bar, absl::StrCat("static_cast<kir_u32>(", Var(op.operand_value(1)),
                               ")")});
+      issue_ = issue;
       break;
+    }
     default:
       Call(runtime_.MbarrierInval(predicated()), {bar});
       break;
