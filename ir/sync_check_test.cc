@@ -631,40 +631,30 @@ TEST(ConflictAnalysisTest, RandomAffinePairsAgainstBruteForce) {
 // Each index form the analysis follows beyond affine terms, 1000 pairs
 // each, with the precision it must keep (well under what it reaches, so
 // that only a lost case fails).
-TEST(ConflictAnalysisTest, FlattenedDivRemAgainstBruteForce) {
-  Outcome outcome = CheckAgainstBruteForce("div/rem of r*C + tid",
-                                           Form::kFlatDivRem, 1000, 7);
+struct FormCase {
+  const char* label;
+  Form form;
+  uint32_t seed;
+  double min_precision;
+};
+
+class FormAgainstBruteForce : public testing::TestWithParam<FormCase> {};
+
+TEST_P(FormAgainstBruteForce, NeverUnsound) {
+  const FormCase& c = GetParam();
+  Outcome outcome = CheckAgainstBruteForce(c.label, c.form, 1000, c.seed);
   EXPECT_GT(outcome.disjoint, 100);
-  EXPECT_GT(Precision(outcome), 0.5);
+  EXPECT_GT(Precision(outcome), c.min_precision);
 }
 
-TEST(ConflictAnalysisTest, RemaindersWithOffsetsAgainstBruteForce) {
-  Outcome outcome =
-      CheckAgainstBruteForce("(iv + c) % m", Form::kIvOffsetRem, 1000, 8);
-  EXPECT_GT(outcome.disjoint, 100);
-  EXPECT_GT(Precision(outcome), 0.5);
-}
-
-TEST(ConflictAnalysisTest, TilesOfUnknownSizeAgainstBruteForce) {
-  Outcome outcome =
-      CheckAgainstBruteForce("iv / T, iv % T tiles", Form::kTile, 1000, 9);
-  EXPECT_GT(outcome.disjoint, 100);
-  EXPECT_GT(Precision(outcome), 0.3);
-}
-
-TEST(ConflictAnalysisTest, RestrictedThreadSetsAgainstBruteForce) {
-  Outcome outcome =
-      CheckAgainstBruteForce("role of some warps", Form::kRole, 1000, 10);
-  EXPECT_GT(outcome.disjoint, 100);
-  EXPECT_GT(Precision(outcome), 0.5);
-}
-
-TEST(ConflictAnalysisTest, GlobalAccessesAgainstBruteForce) {
-  Outcome outcome = CheckAgainstBruteForce("global, symbolic extents",
-                                           Form::kGlobal, 1000, 11);
-  EXPECT_GT(outcome.disjoint, 100);
-  EXPECT_GT(Precision(outcome), 0.5);
-}
+INSTANTIATE_TEST_SUITE_P(
+    ConflictAnalysisTest, FormAgainstBruteForce,
+    testing::Values(FormCase{"div/rem of r*C + tid", Form::kFlatDivRem, 7, 0.5},
+                    FormCase{"(iv + c) % m", Form::kIvOffsetRem, 8, 0.5},
+                    FormCase{"iv / T, iv % T tiles", Form::kTile, 9, 0.3},
+                    FormCase{"role of some warps", Form::kRole, 10, 0.5},
+                    FormCase{"global, symbolic extents", Form::kGlobal, 11,
+                             0.5}));
 
 // ---------------------------------------------------------------------------
 // Specific conflict answers.
