@@ -19,6 +19,7 @@
 #include "ir/check.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
+#include "ir/shared_memory.h"
 #include "ir/verifier.h"
 #include "printer/cuda_runtime.h"
 
@@ -31,7 +32,6 @@ namespace {
     if (!kir_status_.ok()) return kir_status_; \
   } while (false)
 
-constexpr int64_t kMaxSharedBytes = 232448;  // 227 KiB, as V23
 
 // ---------------------------------------------------------------------------
 // Names, types and literals.
@@ -266,32 +266,13 @@ struct SharedLayout {
   int64_t total = 0;
 };
 
-int64_t SharedAlignment(const Op& alloc) {
-  const Type& type = alloc.result()->type();
-  int64_t align =
-      std::max<int64_t>(alloc.GetInt("align"), DTypeBytes(type.dtype()));
-  const int64_t swizzle = alloc.GetInt("swizzle");
-  // The swizzle pattern repeats every 8 lines of 128 bytes; the TMA and
-  // wgmma apply it to address bits, so the base must be aligned to it.
-  if (swizzle > 0) align = std::max<int64_t>(align, 8 * swizzle);
-  return align;
-}
-
 absl::StatusOr<int64_t> SharedBytes(const Op& alloc) {
-  const Type& type = alloc.result()->type();
-  int64_t elements = 1;
-  for (int i = 0; i < type.rank(); ++i) {
-    std::optional<int64_t> extent = type.shape()[i].AsConstant();
-    if (!extent.has_value() || *extent <= 0) {
-      return Error(alloc.loc())
-             << "shared allocation %" << alloc.result()->name()
-             << " needs a constant positive shape";
-    }
-    if (i + 1 == type.rank()) *extent += alloc.GetInt("pad");
-    elements *= *extent;
-    if (elements > kMaxSharedBytes) break;
+  std::optional<int64_t> bytes = SharedAllocationBytes(alloc);
+  if (!bytes) {
+    return Error(alloc.loc()) << "shared allocation %" << alloc.result()->name()
+                              << " needs a constant positive shape";
   }
-  return elements * DTypeBytes(type.dtype());
+  return *bytes;
 }
 
 int64_t AlignUp(int64_t value, int64_t align) {
@@ -313,7 +294,7 @@ absl::StatusOr<SharedLayout> LayoutShared(const Kernel& kernel) {
     CudaSharedAllocation placed;
     placed.buffer = alloc->result();
     placed.bytes = *bytes;
-    placed.align = SharedAlignment(*alloc);
+    placed.align = SharedAllocationAlignment(*alloc);
     if (const Attribute* offset = alloc->FindAttr("offset")) {
       if (offset->int_value < 0 || offset->int_value % placed.align != 0) {
         return Error(alloc->loc())
