@@ -1192,6 +1192,19 @@ bool IsMbarrier(const MemoryEffect& effect) {
          effect.buffer->type().dtype() == DType::kMbarrier;
 }
 
+// A stage load of a circular buffer: an mbarrier-completed write of a
+// `ring` allocation. Its order with the buffer's other accesses is the
+// ring's mbarrier protocol (full and empty barriers, their phases), which
+// the circular-buffer pass owns: neither barriers nor fences are placed for
+// it.
+bool IsRingFill(const MemoryEffect& effect) {
+  const Value* buffer = effect.buffer;
+  return effect.completion == Completion::kMbarrier && effect.writes() &&
+         buffer != nullptr && buffer->kind() == Value::Kind::kResult &&
+         buffer->defining_op()->kind() == OpKind::kAllocShared &&
+         buffer->defining_op()->GetFlag("ring");
+}
+
 // A generic-proxy access of data (not of an mbarrier object).
 bool IsGenericData(const MemoryEffect& effect) {
   return effect.proxy == Proxy::kGeneric && !IsMbarrier(effect) &&
@@ -1684,6 +1697,7 @@ class OrderingAnalysis {
         if (earlier.space != effect.space) continue;
         if (!NeedsOrdering(earlier, effect)) continue;
         if (key.op == &op && key.carried.empty()) continue;
+        if (IsRingFill(earlier) || IsRingFill(effect)) continue;
         const Op* earlier_role = threads_.EnclosingRole(*key.op);
         if (role != nullptr && earlier_role != nullptr &&
             role != earlier_role) {
@@ -1758,6 +1772,7 @@ class OrderingAnalysis {
                               !IsMbarrier(later) &&
                               later.space != MemorySpace::kRegister;
       if (!mbarrier_use && !async_data) continue;
+      if (async_data && IsRingFill(later)) continue;
       for (const auto& [key, entry] : state) {
         if (key.op == &op && key.carried.empty()) continue;
         const MemoryEffect& earlier = EffectsOf(*key.op)[key.effect];

@@ -54,7 +54,9 @@
 // holds on every path; loops iterate to a fixed point, and a loop with a
 // constant trip count of at least one is left through its body only. Pairs
 // whose two accesses sit in different roles are left to the mbarriers the
-// program uses between roles and are not reported.
+// program uses between roles and are not reported; so are pairs with a stage
+// load of a `ring` allocation (an mbarrier-completed write of a circular
+// buffer, whose full and empty rings order it).
 //
 // Proxies (FindUnfencedPairs, CheckProxyFences). The same dataflow, with
 // generic accesses of global memory, finds the generic -> async edges: a
@@ -64,8 +66,10 @@
 // followed by any async access of global memory, whose data the acquire
 // may guard (R7); and mbarrier.init followed by a use of that mbarrier by
 // another thread or as the completion barrier of a TMA or bulk load (R8).
-// A fence covers an access only once the access is complete in the fencing
-// thread (a cp.async write after the wait for its group). Such an edge
+// Edges to a stage load of a `ring` allocation are the circular buffer's (it
+// fences before its release). A fence covers an access only once the access
+// is complete in the fencing thread (a cp.async write after the wait for its
+// group). Such an edge
 // needs a fence of the matching space in a placement model:
 //   writers  the thread of the async access, if it ran the generic access
 //            itself, fenced after it; and every thread that ran the generic

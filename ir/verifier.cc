@@ -80,8 +80,10 @@ enum Rule : int {
   kGridShape,
   kClusterShape,
   kSplitK,
+  kCircularBufferMarker,
 };
-static_assert(kSplitK == 50, "keep the rule ids in step with verifier.h");
+static_assert(kCircularBufferMarker == 51,
+              "keep the rule ids in step with verifier.h");
 
 constexpr int64_t kSharedMemoryLimit = 232448;  // 227 KiB per block
 constexpr int64_t kRegisterFileSize = 65536;    // 32-bit registers per SM
@@ -375,6 +377,7 @@ class Verifier {
 
   // Rules over several ops.
   void CheckSharedBudget();
+  void CheckCircularBufferMarker(const Op& loop);
   void CheckRoles();
   void CheckSetMaxNReg();
   void CheckNamedBarriers();
@@ -1020,6 +1023,7 @@ void Verifier::CheckOp(const Op& op) {
               << op.operand_value(i)->type().ToString();
         }
       }
+      CheckCircularBufferMarker(op);
       break;
     }
     case OpKind::kSplitK: {
@@ -1663,6 +1667,12 @@ void Verifier::CheckAlloc(const Op& op) {
           << " must be a non-negative multiple of its align " << align;
     }
   }
+  if (op.GetFlag("ring") &&
+      (type.dtype() == DType::kMbarrier || type.rank() < 2)) {
+    Fail(op, kAllocAttrs) << "alloc.shared ring needs data with a leading "
+                             "stage dimension (rank 2 or more), got "
+                          << type.ToString();
+  }
 }
 
 // The shared allocation `buffer` comes from, or null.
@@ -1818,6 +1828,81 @@ void Verifier::CheckSharedBudget() {
             << std::min(offset->int_value, kSaturated) + *bytes << ", past the "
             << kSharedMemoryLimit << " bytes a block can use";
       }
+    }
+  }
+}
+
+void Verifier::CheckCircularBufferMarker(const Op& loop) {
+  const std::string& mode = loop.GetString("circular_buffer");
+  static constexpr const char* kMarkerAttrs[] = {
+      "stages",        "prefetch",      "producer",
+      "producer_regs", "consumer_regs", "pingpong"};
+  if (mode == "none") {
+    for (const char* name : kMarkerAttrs) {
+      if (loop.FindAttr(name) != nullptr) {
+        Fail(loop, kCircularBufferMarker)
+            << "'" << name
+            << "' needs 'circular_buffer = pipelined | warp_specialized' on "
+               "the loop";
+        return;
+      }
+    }
+    return;
+  }
+  const Attribute* stages = loop.FindAttr("stages");
+  if (stages == nullptr) {
+    Fail(loop, kCircularBufferMarker)
+        << "a loop marked for circular buffering needs 'stages'";
+  } else if (stages->int_value < 1 || stages->int_value > 16) {
+    Fail(loop, kCircularBufferMarker)
+        << "stages must be in 1..16, got " << stages->int_value;
+  }
+  if (const Attribute* prefetch = loop.FindAttr("prefetch")) {
+    if (mode != "pipelined") {
+      Fail(loop, kCircularBufferMarker)
+          << "'prefetch' applies to pipelined mode; in warp_specialized mode "
+             "the producer runs up to 'stages' iterations ahead";
+    } else if (stages != nullptr &&
+               (prefetch->int_value < 0 ||
+                prefetch->int_value >= stages->int_value)) {
+      Fail(loop, kCircularBufferMarker)
+          << "prefetch must be in 0.." << stages->int_value - 1
+          << " (less than stages), got " << prefetch->int_value;
+    }
+  }
+  if (mode == "pipelined") {
+    for (const char* name :
+         {"producer", "producer_regs", "consumer_regs", "pingpong"}) {
+      if (loop.FindAttr(name) != nullptr) {
+        Fail(loop, kCircularBufferMarker)
+            << "'" << name << "' applies to warp_specialized mode only";
+      }
+    }
+  }
+  for (const char* name : {"producer_regs", "consumer_regs"}) {
+    const Attribute* regs = loop.FindAttr(name);
+    if (regs == nullptr) continue;
+    if (regs->int_value < 24 || regs->int_value > 256 ||
+        regs->int_value % 8 != 0) {
+      Fail(loop, kCircularBufferMarker)
+          << name << " must be a multiple of 8 in 24..256, got "
+          << regs->int_value;
+    } else if (loop.GetString("producer") == "warp") {
+      Fail(loop, kCircularBufferMarker)
+          << name
+          << " needs producer = warpgroup (a producer warp cannot run "
+             "setmaxnreg)";
+    }
+  }
+  for (const Op* outer = loop.parent_op(); outer != nullptr;
+       outer = outer->parent_op()) {
+    if (outer->kind() == OpKind::kFor &&
+        outer->GetString("circular_buffer") != "none") {
+      (Fail(loop, kCircularBufferMarker)
+       << "a loop marked for circular buffering cannot be nested in another "
+          "marked loop")
+          .Note(outer->loc(), "the enclosing marked loop");
+      break;
     }
   }
 }
