@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "passes/canonicalize.h"
+#include "passes/circular_buffer.h"
 #include "passes/dce.h"
 #include "passes/insert_async_waits.h"
 #include "passes/insert_proxy_fences.h"
