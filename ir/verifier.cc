@@ -1835,8 +1835,7 @@ void Verifier::CheckSharedBudget() {
 void Verifier::CheckCircularBufferMarker(const Op& loop) {
   const std::string& mode = loop.GetString("circular_buffer");
   static constexpr const char* kMarkerAttrs[] = {
-      "stages",        "prefetch",      "producer",
-      "producer_regs", "consumer_regs", "pingpong"};
+      "stages", "prefetch", "producer", "producer_regs", "consumer_regs"};
   if (mode == "none") {
     for (const char* name : kMarkerAttrs) {
       if (loop.FindAttr(name) != nullptr) {
@@ -1871,8 +1870,7 @@ void Verifier::CheckCircularBufferMarker(const Op& loop) {
     }
   }
   if (mode == "pipelined") {
-    for (const char* name :
-         {"producer", "producer_regs", "consumer_regs", "pingpong"}) {
+    for (const char* name : {"producer", "producer_regs", "consumer_regs"}) {
       if (loop.FindAttr(name) != nullptr) {
         Fail(loop, kCircularBufferMarker)
             << "'" << name << "' applies to warp_specialized mode only";

@@ -137,8 +137,8 @@
 // Circular buffering
 //   V51 A loop marked `circular_buffer = pipelined | warp_specialized` has
 //       `stages` in 1..16; `prefetch` only in pipelined mode, in
-//       0..stages-1; `producer`, `producer_regs`, `consumer_regs` and
-//       `pingpong` only in warp_specialized mode, register counts multiples
+//       0..stages-1; `producer`, `producer_regs` and `consumer_regs` only
+//       in warp_specialized mode, register counts multiples
 //       of 8 in 24..256 and only with a producer warpgroup; no marked loop
 //       inside another; and an unmarked loop has none of these attributes.
 //

@@ -1574,9 +1574,8 @@ class Rewriter {
     inval.Create(OpKind::kMbarrierInval, {Ref(full_, {s})});
     inval.Create(OpKind::kMbarrierInval, {Ref(empty_, {s})});
 
-    for (const char* name :
-         {"circular_buffer", "stages", "prefetch", "producer", "producer_regs",
-          "consumer_regs", "pingpong"}) {
+    for (const char* name : {"circular_buffer", "stages", "prefetch",
+                             "producer", "producer_regs", "consumer_regs"}) {
       marked().RemoveAttr(name);
     }
     context_.stats.Add(warp_specialized() ? kLoopsWarpSpecialized

@@ -32,7 +32,6 @@ namespace {
     if (!kir_status_.ok()) return kir_status_; \
   } while (false)
 
-
 // ---------------------------------------------------------------------------
 // Names, types and literals.
 
