@@ -40,7 +40,7 @@ def load(paths):
                 raise SystemExit("%s: %s" % (path, entry.get("status")))
             data.setdefault(shape, {}).setdefault(variant, []).append(
                 (time["median_ms"], entry["baseline"]["time"]["median_ms"],
-                 variant_data.get("registers")))
+                 variant_data.get("registers"), time.get("samples")))
     return data, device
 
 
@@ -72,13 +72,15 @@ def table(paths):
         lines.append("| " + " | ".join(row) + " |")
     registers = {v: sorted({t[2] for s in data.values() for t in s.get(v, [])})
                  for v in VARIANTS}
+    repeats = sorted({t[3] for s in data.values() for v in s.values()
+                      for t in v})
     lines.append("")
     lines.append(
         "Device: %s. bf16 A (MxK) and B (NxK), f32 C = A @ B^T. Each kernel "
-        "and cuBLASLt timed in one `kir-run --bench` process (median of the "
+        "and cuBLASLt timed in one `kir-run --bench` process (median of %s "
         "repeats of 20 launches); %d rounds of the kernels "
         "interleaved, medians over the rounds. Registers per thread: %s." %
-        (device, rounds, ", ".join(
+        (device, "/".join(str(r) for r in repeats), rounds, ", ".join(
             "%s %s" % (v, "/".join(str(r) for r in registers[v]))
             for v in VARIANTS)))
     return "\n".join(lines)
