@@ -6,8 +6,8 @@
 // then the rewrite, common to both modes (rings, inits, stage indices, the
 // consumers' waits and releases) with the load issue placed per mode: a
 // prologue and a refill at the start of each iteration (pipelined), or a
-// producer role running a loop merged from the whole nest
-// (warp_specialized).
+// producer role running its own copy of the nest, or one loop merged from
+// it (warp_specialized).
 #include "passes/circular_buffer.h"
 
 #include <algorithm>
