@@ -7,7 +7,8 @@
 // Options: mode=marker (default: each loop's own `circular_buffer`) |
 //   pipelined | warp-specialized, applied to every marked loop;
 //   stages=0 (0: the marker's); prefetch=-1 (-1: the marker's, pipelined
-//   only); producer=marker | warpgroup | warp (warp_specialized only).
+//   only); producer=marker | warpgroup | warp (warp_specialized only);
+//   producer-loop=nested (default) | merged (warp_specialized only).
 // Requires: a verified kernel in the unlowered reading, with loops marked
 //   `circular_buffer = pipelined | warp_specialized` (ir/language.md,
 //   "Circular buffering"). A marked loop M sits in a nest of loops only
@@ -48,8 +49,10 @@
 //     front (warps 0-3); the original threads become role @consumer
 //     (their thread and warp ids shifted back, `block.dim x` the original
 //     count) and keep the original nest; role @producer runs the stage
-//     loads alone over one loop merged from the whole nest (`tid == 0`
-//     issues). With producer=warpgroup and at least two consumer
+//     loads alone (`tid == 0` issues) over its own copy of the nest, cut
+//     down to the loops and values the loads need (producer-loop=nested),
+//     or over one loop merged from the whole nest (producer-loop=merged,
+//     which decodes every position with divisions: measured 2-8% slower). With producer=warpgroup and at least two consumer
 //     warpgroups, `setmaxnreg dec` (default 40) in the producer and `inc`
 //     (default: what the register file leaves, at most 256) in the
 //     consumers; producer=warp: warp 0 of the padded warpgroup alone, no
