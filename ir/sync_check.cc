@@ -1147,7 +1147,8 @@ enum class Stage {
 struct EntryKey {
   const Op* op = nullptr;
   int effect = 0;
-  std::vector<CarriedLoop> carried;  // sorted
+  // The outermost loop the access was carried around (at most one).
+  std::vector<CarriedLoop> carried;
   Stage stage = Stage::kComplete;
   const Op* commit = nullptr;
   int group_distance = 0;
@@ -1459,15 +1460,16 @@ class OrderingAnalysis {
     for (const auto& [key, entry] : state) {
       EntryKey next = key;
       EntryState moved = entry;
+      // Only the outermost loop an access was carried around relates it to
+      // a later access (the iterations of loops inside it ran in another
+      // execution, so their distances say nothing); keeping just that one
+      // keeps the state linear in the nesting depth.
       if (IsInside(key.op, &loop)) {
-        auto it =
-            std::find_if(next.carried.begin(), next.carried.end(),
-                         [&](const CarriedLoop& c) { return c.loop == &loop; });
-        if (it == next.carried.end()) {
-          next.carried.push_back(CarriedLoop{&loop, 1});
-          std::sort(next.carried.begin(), next.carried.end());
-        } else {
-          it->distance = std::min(it->distance + 1, CarriedLoop::kMaxDistance);
+        if (next.carried.empty() || IsInside(next.carried[0].loop, &loop)) {
+          next.carried = {CarriedLoop{&loop, 1}};
+        } else if (next.carried[0].loop == &loop) {
+          next.carried[0].distance =
+              std::min(next.carried[0].distance + 1, CarriedLoop::kMaxDistance);
         }
       }
       if (key.stage == Stage::kCommitted &&
