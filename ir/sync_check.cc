@@ -1063,13 +1063,38 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       }
       continue;
     }
-    for (const auto& [key_a, group_a] : groups_a) {
-      for (const auto& [key_b, group_b] : groups_b) {
-        if (distinct && group_a.count == 1 && group_b.count == 1 &&
-            group_a.first == group_b.first) {
-          continue;
+    auto check = [&](const std::vector<int64_t>& key_a, const Group& group_a,
+                     const std::vector<int64_t>& key_b, const Group& group_b) {
+      if (distinct && group_a.count == 1 && group_b.count == 1 &&
+          group_a.first == group_b.first) {
+        return false;
+      }
+      return overlaps(key_a, key_b);
+    };
+    if (known.empty()) {
+      for (const auto& [key_a, group_a] : groups_a) {
+        for (const auto& [key_b, group_b] : groups_b) {
+          if (check(key_a, group_a, key_b, group_b)) return true;
         }
-        if (overlaps(key_a, key_b)) return true;
+      }
+      continue;
+    }
+    // The groups of `b` are ordered by their first known dimension: for
+    // each group of `a`, only those whose part there falls in the window
+    // that dimension allows can overlap (linear in the groups, not
+    // quadratic, for one-element accesses by every thread).
+    const DimensionDifference& first_dim = dims[known[0]];
+    for (const auto& [key_a, group_a] : groups_a) {
+      for (int64_t o : offsets[0]) {
+        // key_b - key_a + o + residual in (-extent_b, extent_a).
+        const int64_t lo =
+            key_a[0] - o - first_dim.residual_hi - first_dim.extent_b + 1;
+        const int64_t hi =
+            key_a[0] - o - first_dim.residual_lo + first_dim.extent_a - 1;
+        for (auto it = groups_b.lower_bound(std::vector<int64_t>{lo});
+             it != groups_b.end() && it->first[0] <= hi; ++it) {
+          if (check(key_a, group_a, it->first, it->second)) return true;
+        }
       }
     }
   }
@@ -1559,12 +1584,20 @@ class OrderingAnalysis {
   }
 
   void Barrier(State& state, const ThreadBits& participants) {
-    for (auto& [key, entry] : state) {
-      if (!Releasable(key, entry, participants)) continue;
-      entry.ordered |= participants;
-      if (Subset(entry.threads, entry.fenced)) {
-        entry.proxy_ordered |= participants;
+    for (auto it = state.begin(); it != state.end();) {
+      auto& [key, entry] = *it;
+      if (Releasable(key, entry, participants)) {
+        entry.ordered |= participants;
+        if (Subset(entry.threads, entry.fenced)) {
+          entry.proxy_ordered |= participants;
+        }
       }
+      // An access ordered for every thread (and fenced for every thread,
+      // when the proxy rule is followed) can pair with nothing later:
+      // dropping it keeps the state as small as the unordered accesses.
+      const bool done = Subset(all_, entry.ordered) &&
+                        (!proxy_ || Subset(all_, entry.proxy_ordered));
+      it = done ? state.erase(it) : std::next(it);
     }
   }
 
