@@ -1,0 +1,28 @@
+#include "tools/kir-check/lower.h"
+
+#include <sstream>
+
+#include "ir/verifier.h"
+#include "parser/parser.h"
+#include "passes/pipeline.h"
+
+namespace kir::check {
+
+absl::StatusOr<std::unique_ptr<Module>> ParseAndLower(
+    const std::shared_ptr<const SourceFile>& source,
+    const std::string& pipeline) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseModule(source);
+  if (!module.ok()) return module.status();
+  if (absl::Status s = Verify(**module); !s.ok()) return s;
+  if (pipeline.empty()) return module;
+  absl::StatusOr<Pipeline> parsed = ParsePipeline(pipeline);
+  if (!parsed.ok()) return parsed.status();
+  PipelineRunOptions options;
+  options.write_reproducer = false;
+  std::ostringstream log;
+  if (absl::Status s = RunPipeline(**module, *parsed, options, log); !s.ok())
+    return s;
+  return module;
+}
+
+}  // namespace kir::check
