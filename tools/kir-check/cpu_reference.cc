@@ -99,6 +99,10 @@ void InitializeTensor(TensorData& tensor, const InputInit& init) {
       case InputInit::Kind::kUniform:
         v = init.first + (init.second - init.first) * Unit(Mix(base));
         break;
+      case InputInit::Kind::kRandInt:
+        v = init.first +
+            std::floor((init.second - init.first + 1.0) * Unit(Mix(base)));
+        break;
       case InputInit::Kind::kIota:
         v = init.first + init.second * static_cast<double>(i);
         break;

@@ -19,7 +19,7 @@
 namespace kir::check {
 
 // Fills every element of `tensor` (row-major logical order i) as
-// `init` says: normal, uniform, iota or fill.
+// `init` says: normal, uniform, randint, iota or fill.
 void InitializeTensor(TensorData& tensor, const InputInit& init);
 
 // A dense row-major f32 tensor; rank 0 is a scalar.

@@ -20,7 +20,7 @@ int64_t SharedLayout::Bytes() const {
   return elements * element_bytes;
 }
 
-int64_t SharedLayout::LinearOffset(const std::vector<int64_t>& index) const {
+int64_t SharedLayout::LinearOffset(absl::Span<const int64_t> index) const {
   if (index.size() != shape.size()) return -1;
   int64_t offset = 0;
   for (size_t d = 0; d < shape.size(); ++d) {

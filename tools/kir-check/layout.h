@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/types/span.h"
+
 namespace kir::check {
 
 // The physical shared-memory byte address of `address` under a swizzle of
@@ -31,7 +33,7 @@ struct SharedLayout {
   int64_t Bytes() const;
   // Row-major element offset of `index` (outermost first), padding
   // included; -1 when an index is out of range.
-  int64_t LinearOffset(const std::vector<int64_t>& index) const;
+  int64_t LinearOffset(absl::Span<const int64_t> index) const;
   // The unswizzled byte address of an element offset.
   int64_t PlainAddress(int64_t linear) const {
     return base + linear * element_bytes;

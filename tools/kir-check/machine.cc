@@ -22,7 +22,7 @@ int64_t TensorData::elements() const {
   return n;
 }
 
-int64_t TensorData::Offset(const std::vector<int64_t>& index) const {
+int64_t TensorData::Offset(absl::Span<const int64_t> index) const {
   if (index.size() != shape.size()) return -1;
   int64_t offset = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -311,7 +311,8 @@ void Machine::CreateBlock(int b) {
     Normalize(t);
     if (adversarial_ && !t.exited) MakeRunnable(t);
   }
-  peak_bytes_ = std::max(peak_bytes_, StateBytes());
+  // Sampled: counting walks every thread.
+  if (b % 16 == 0) peak_bytes_ = std::max(peak_bytes_, StateBytes());
 }
 
 void Machine::FinishBlock(int b) {
@@ -371,22 +372,20 @@ void Machine::FinishBlock(int b) {
 // Memory.
 
 int64_t Machine::GlobalOffset(int buffer,
-                              const std::vector<int64_t>& index) const {
+                              absl::Span<const int64_t> index) const {
   const int64_t element = global_shapes_[buffer].Offset(index);
   if (element < 0) return -1;
   return element * DTypeBytes(global_shapes_[buffer].dtype);
 }
 
-std::vector<int64_t> Machine::Indices(Thread& t, const OpRec& rec,
-                                      int operand) {
-  std::vector<int64_t> out;
-  out.reserve(rec.indices[operand].size());
+Index Machine::Indices(Thread& t, const OpRec& rec, int operand) {
+  Index out;
   for (int slot : rec.indices[operand])
     out.push_back(static_cast<int64_t>(t.lanes[slot]));
   return out;
 }
 
-int64_t Machine::RegFlat(int buffer, const std::vector<int64_t>& index) const {
+int64_t Machine::RegFlat(int buffer, absl::Span<const int64_t> index) const {
   const std::vector<int64_t>& shape = program_.buffers()[buffer].static_shape;
   if (index.size() != shape.size()) return -1;
   int64_t flat = 0;

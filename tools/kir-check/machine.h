@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "ir/types.h"
 #include "tools/kir-check/program.h"
 #include "tools/kir-check/report.h"
@@ -46,7 +47,7 @@ struct TensorData {
 
   int64_t elements() const;
   // The storage element offset of a logical index, or -1 out of bounds.
-  int64_t Offset(const std::vector<int64_t>& index) const;
+  int64_t Offset(absl::Span<const int64_t> index) const;
   // Storage elements the span covers.
   int64_t StorageElements() const {
     return static_cast<int64_t>(bytes.size()) / DTypeBytes(dtype);

@@ -12,12 +12,16 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "tools/kir-check/machine.h"
 #include "tools/kir-check/values.h"
 #include "tools/kir-check/vclock.h"
 
 namespace kir::check {
+
+// A buffer index or coordinate tuple, outermost first.
+using Index = absl::InlinedVector<int64_t, 6>;
 
 // Who performs an access.
 enum class Agent : uint8_t {
@@ -147,7 +151,7 @@ struct AsyncOp {
   bool touches_shared = false;
   // Operands, decoded at issue.
   int map = -1;
-  std::vector<int64_t> coords;    // TMA, outermost first
+  Index coords;                   // TMA, outermost first
   int64_t shared_address = 0;     // start of the shared side (unswizzled)
   std::vector<int> dst_blocks;    // TMA load (multicast) destinations
   int64_t mbarrier_address = -1;  // loads
@@ -158,7 +162,7 @@ struct AsyncOp {
   std::string reduce_op;
   // wgmma.
   std::vector<int> lanes;  // the 128 threads, by warpgroup position
-  std::vector<int64_t> acc_origin, a_origin, b_origin;
+  Index acc_origin, a_origin, b_origin;
   int acc_buffer = -1, a_buffer = -1, b_buffer = -1;
   bool a_in_registers = false;
   // Data read, to be written.
@@ -262,13 +266,13 @@ class Machine {
   int64_t Int(Thread& t, int slot) {
     return static_cast<int64_t>(t.lanes[slot]);
   }
-  std::vector<int64_t> Indices(Thread& t, const OpRec& rec, int operand);
+  Index Indices(Thread& t, const OpRec& rec, int operand);
 
   // Memory.
   MemoryArea& GlobalArea(int buffer) { return *global_areas_[buffer]; }
   MemoryArea& SharedArea(int block) { return blocks_[block].shared; }
   // Byte offset of a global element (storage order), or -1 out of bounds.
-  int64_t GlobalOffset(int buffer, const std::vector<int64_t>& index) const;
+  int64_t GlobalOffset(int buffer, absl::Span<const int64_t> index) const;
   const TensorData& GlobalShape(int buffer) const {
     return global_shapes_[buffer];
   }
@@ -283,7 +287,7 @@ class Machine {
                   const uint8_t* in, const AccessCtx* ctx);
   // An element of a register buffer (flat index), or null out of range.
   Lane* RegLane(Thread& t, int buffer, int64_t flat);
-  int64_t RegFlat(int buffer, const std::vector<int64_t>& index) const;
+  int64_t RegFlat(int buffer, absl::Span<const int64_t> index) const;
   int RegIndex(int buffer) const { return reg_index_[buffer]; }
   const std::vector<int64_t>& RegShape(int buffer) const {
     return program_.buffers()[buffer].static_shape;

@@ -14,7 +14,7 @@
 namespace kir::check {
 namespace {
 
-std::string IndexText(const std::vector<int64_t>& index) {
+std::string IndexText(absl::Span<const int64_t> index) {
   return absl::StrCat("[", absl::StrJoin(index, ", "), "]");
 }
 
@@ -187,7 +187,7 @@ namespace {
 
 // The shared byte address of element `index` of `buffer`, or -1.
 int64_t SharedElement(const BufferRec& buffer,
-                      const std::vector<int64_t>& index) {
+                      absl::Span<const int64_t> index) {
   const int64_t linear = buffer.shared.LinearOffset(index);
   if (linear < 0) return -1;
   return buffer.shared.Address(linear);
@@ -272,7 +272,7 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
   };
   auto mbarrier_at = [&](int operand, int64_t& address) -> MBarrier* {
     const BufferRec& buffer = buffers[rec.operand[operand]];
-    const std::vector<int64_t> index = Indices(t, rec, operand);
+    const Index index = Indices(t, rec, operand);
     address = SharedElement(buffer, index);
     if (address < 0) {
       Fatal(&rec, absl::StrCat("mbarrier index ", IndexText(index),
@@ -419,7 +419,7 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
     case OpKind::kStore: {
       const bool is_store = rec.kind == OpKind::kStore;
       const BufferRec& buffer = buffers[rec.operand[0]];
-      std::vector<int64_t> index = Indices(t, rec, 0);
+      Index index = Indices(t, rec, 0);
       const int lanes = is_store ? rec.operand_lanes[1] : rec.result_lanes;
       const DType dtype = buffer.dtype;
       auto out_of_bounds = [&](const std::vector<int64_t>& shape) {
@@ -502,7 +502,7 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
     case OpKind::kSemWait:
     case OpKind::kSemRelease: {
       const BufferRec& buffer = buffers[rec.operand[0]];
-      const std::vector<int64_t> index = Indices(t, rec, 0);
+      const Index index = Indices(t, rec, 0);
       MemoryArea* area = nullptr;
       int64_t address = -1;
       if (buffer.space == MemorySpace::kShared) {
@@ -710,8 +710,8 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
     case OpKind::kCpAsync: {
       const BufferRec& dst = buffers[rec.operand[0]];
       const BufferRec& src = buffers[rec.operand[1]];
-      const std::vector<int64_t> dst_index = Indices(t, rec, 0);
-      const std::vector<int64_t> src_index = Indices(t, rec, 1);
+      const Index dst_index = Indices(t, rec, 0);
+      const Index src_index = Indices(t, rec, 1);
       const int64_t bytes = rec.int_attr;
       const int64_t linear = dst.shared.LinearOffset(dst_index);
       const int64_t element = GlobalShape(src.id).Offset(src_index);
@@ -786,7 +786,7 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
       const int map_operand = load ? 1 : 0;
       const BufferRec& shared = buffers[rec.operand[shared_operand]];
       const TensorMapRec& map = program_.maps()[rec.operand[map_operand]];
-      const std::vector<int64_t> index = Indices(t, rec, shared_operand);
+      const Index index = Indices(t, rec, shared_operand);
       const int64_t linear = shared.shared.LinearOffset(index);
       int64_t box_elements = 1;
       for (int64_t extent : map.box) box_elements *= extent;
@@ -861,8 +861,8 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
       const int global_operand = load ? 1 : 0;
       const BufferRec& shared = buffers[rec.operand[shared_operand]];
       const BufferRec& global = buffers[rec.operand[global_operand]];
-      const std::vector<int64_t> shared_index = Indices(t, rec, shared_operand);
-      const std::vector<int64_t> global_index = Indices(t, rec, global_operand);
+      const Index shared_index = Indices(t, rec, shared_operand);
+      const Index global_index = Indices(t, rec, global_operand);
       const int64_t linear = shared.shared.LinearOffset(shared_index);
       const int64_t element = GlobalShape(global.id).Offset(global_index);
       const int64_t bytes = rec.int_attr;
@@ -970,7 +970,7 @@ Outcome Machine::ExecuteCollective(const OpRec& rec,
       const BufferRec& buffer = buffers[rec.operand[0]];
       const int count = static_cast<int>(rec.int_attr);
       const bool trans = rec.flag;
-      const std::vector<int64_t> origin = Indices(first, rec, 0);
+      const Index origin = Indices(first, rec, 0);
       const int rank = static_cast<int>(origin.size());
       if (rank < 2) {
         Fatal(&rec, "ldmatrix/stmatrix need a buffer of rank 2 or more");
@@ -985,7 +985,7 @@ Outcome Machine::ExecuteCollective(const OpRec& rec,
         }
       }
       const auto [rows, columns] = MatrixBoxExtent(count, trans);
-      std::vector<int64_t> corner = origin;
+      Index corner = origin;
       corner[rank - 2] += rows - 1;
       corner[rank - 1] += columns - 1;
       if (buffer.shared.LinearOffset(origin) < 0 ||
@@ -1005,7 +1005,7 @@ Outcome Machine::ExecuteCollective(const OpRec& rec,
         for (int e = 0; e < 2 * count; ++e) {
           const auto [row, column] =
               MatrixFragmentElement(count, trans, t.lane, e);
-          std::vector<int64_t> index = origin;
+          Index index = origin;
           index[rank - 2] += row;
           index[rank - 1] += column;
           const int64_t address =
@@ -1080,8 +1080,7 @@ Outcome Machine::ExecuteCollective(const OpRec& rec,
       // Registers: the accumulator (N/2 elements) and A from registers.
       const int k = 32 / DTypeBytes(a.dtype);
       auto check_registers = [&](Thread& t, const BufferRec& buffer,
-                                 const std::vector<int64_t>& origin,
-                                 int count) -> bool {
+                                 const Index& origin, int count) -> bool {
         const int64_t flat = RegFlat(buffer.id, origin);
         if (flat < 0 || origin.back() + count > buffer.static_shape.back()) {
           Fatal(&rec, absl::StrCat("the wgmma fragment of ", count,
@@ -1376,21 +1375,34 @@ void Machine::PerformRead(AsyncOp& op) {
       const bool a_k_major = rec.str_attr[0] == 'k';
       const bool b_k_major = rec.str_attr[1] == 'k';
       MemoryArea& area = SharedArea(op.block);
-      auto shared_value = [&](const BufferRec& buffer,
-                              const std::vector<int64_t>& origin, int row,
-                              int column, bool* ok) -> float {
-        std::vector<int64_t> index = origin;
-        const size_t rank = index.size();
-        index[rank - 2] += row;
-        index[rank - 1] += column;
-        const int64_t linear = buffer.shared.LinearOffset(index);
-        if (linear < 0) {
-          *ok = false;
-          return 0;
+      // Element (row, column) of a box at `origin`, from the innermost two
+      // dimensions of a shared buffer; -1 when outside it.
+      auto box_linear = [](const BufferRec& buffer, const Index& origin,
+                           int rows, int columns) -> int64_t {
+        const size_t rank = origin.size();
+        const std::vector<int64_t>& shape = buffer.shared.shape;
+        if (origin[rank - 2] + rows > shape[rank - 2] ||
+            origin[rank - 1] + columns > shape[rank - 1])
+          return -1;
+        return buffer.shared.LinearOffset(origin);
+      };
+      auto load_box = [&](const BufferRec& buffer, const Index& origin,
+                          int rows, int columns, bool transposed,
+                          std::vector<float>& out) -> bool {
+        // out[i * columns' + j], where (i, j) indexes the operand matrix and
+        // the buffer holds it as rows x columns, transposed or not.
+        const int64_t base = box_linear(buffer, origin, rows, columns);
+        if (base < 0) return false;
+        const int64_t pitch = buffer.shared.shape.back() + buffer.shared.pad;
+        for (int r = 0; r < rows; ++r) {
+          for (int c = 0; c < columns; ++c) {
+            const int64_t address = buffer.shared.Address(base + r * pitch + c);
+            const float value = LaneToF32(
+                buffer.dtype, ReadLane(area, address, buffer.dtype, &ctx));
+            out[transposed ? c * rows + r : r * columns + c] = value;
+          }
         }
-        return LaneToF32(
-            buffer.dtype,
-            ReadLane(area, buffer.shared.Address(linear), buffer.dtype, &ctx));
+        return true;
       };
       std::vector<float> a_tile(64 * k), b_tile(static_cast<size_t>(n) * k);
       bool ok = true;
@@ -1407,21 +1419,13 @@ void Machine::PerformRead(AsyncOp& op) {
           }
         }
       } else {
-        for (int m = 0; m < 64 && ok; ++m) {
-          for (int kk = 0; kk < k && ok; ++kk) {
-            a_tile[m * k + kk] = a_k_major
-                                     ? shared_value(a, op.a_origin, m, kk, &ok)
-                                     : shared_value(a, op.a_origin, kk, m, &ok);
-          }
-        }
+        // a_tile[m * k + kk]: [64, K] as stored, or [K, 64] transposed.
+        ok = a_k_major ? load_box(a, op.a_origin, 64, k, false, a_tile)
+                       : load_box(a, op.a_origin, k, 64, true, a_tile);
       }
-      for (int col = 0; col < n && ok; ++col) {
-        for (int kk = 0; kk < k && ok; ++kk) {
-          b_tile[col * k + kk] =
-              b_k_major ? shared_value(b, op.b_origin, col, kk, &ok)
-                        : shared_value(b, op.b_origin, kk, col, &ok);
-        }
-      }
+      // b_tile[col * k + kk]: [N, K] as stored, or [K, N] transposed.
+      ok = ok && (b_k_major ? load_box(b, op.b_origin, n, k, false, b_tile)
+                            : load_box(b, op.b_origin, k, n, true, b_tile));
       if (!ok) {
         Fatal(&rec, "a wgmma operand box is out of bounds of its buffer");
         return;
