@@ -10,9 +10,14 @@ namespace kir::check {
 
 absl::StatusOr<std::unique_ptr<Module>> ParseAndLower(
     const std::shared_ptr<const SourceFile>& source,
-    const std::string& pipeline) {
+    const std::string& pipeline, bool verify) {
   absl::StatusOr<std::unique_ptr<Module>> module = ParseModule(source);
   if (!module.ok()) return module.status();
+  if (!verify) {
+    if (!pipeline.empty())
+      return absl::InvalidArgumentError("a pipeline needs verified input");
+    return module;
+  }
   if (absl::Status s = Verify(**module); !s.ok()) return s;
   if (pipeline.empty()) return module;
   absl::StatusOr<Pipeline> parsed = ParsePipeline(pipeline);

@@ -14,9 +14,12 @@ namespace kir::check {
 
 // Parses and verifies `source`, then runs `pipeline` over it ("" runs no
 // pass; "default" is the default pipeline), verifying after each pass.
+// `verify` false skips the verifier (no pipeline may run then): to check a
+// kernel the verifier rejects, such as a collective under a divergent
+// condition, and see what goes wrong.
 absl::StatusOr<std::unique_ptr<Module>> ParseAndLower(
     const std::shared_ptr<const SourceFile>& source,
-    const std::string& pipeline);
+    const std::string& pipeline, bool verify = true);
 
 }  // namespace kir::check
 

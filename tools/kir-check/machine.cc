@@ -622,13 +622,14 @@ void Machine::Conflict(const Access& prior, bool prior_write,
   const std::string where = area.space == MemorySpace::kShared
                                 ? SharedName(program_, cell * area.granule)
                                 : area.name;
-  const char* now_verb = now_write ? "writes" : "reads";
-  const char* prior_verb = prior_write ? "write" : "read";
   Hazard hazard;
-  hazard.op = now.op != nullptr ? now.op->op : nullptr;
-  hazard.other = prior.op != nullptr ? prior.op->op : nullptr;
   if (proxy) {
+    // The two accesses are ordered; the later (async) one lacks the fence.
+    const char* now_verb = now_write ? "writes" : "reads";
+    const char* prior_verb = prior_write ? "write" : "read";
     hazard.kind = HazardKind::kProxy;
+    hazard.op = now.op != nullptr ? now.op->op : nullptr;
+    hazard.other = prior.op != nullptr ? prior.op->op : nullptr;
     const char* space =
         area.space == MemorySpace::kShared ? "shared_cta" : "global";
     hazard.message = absl::StrCat(
@@ -644,39 +645,87 @@ void Machine::Conflict(const Access& prior, bool prior_write,
     Report(std::move(hazard));
     return;
   }
-  if (IsLoadAgent(prior.agent) && prior_write) {
-    hazard.kind = HazardKind::kEarlyRead;
-    hazard.message = absl::StrCat(
-        DescribeAccess(now), " ", now_verb, " ", where, " that ",
-        DescribeAccess(prior), " may not have written yet: not ordered after ",
-        prior.agent == Agent::kCpAsync ? "the cp.async.wait"
-                                       : "the mbarrier phase",
-        " that completes it");
-    hazard.note = absl::StrCat("the ", AgentName(prior.agent),
-                               " whose data is read early");
-  } else if (IsSourceReader(prior.agent) && !prior_write && now_write) {
-    hazard.kind = HazardKind::kSourceOverwritten;
-    hazard.message = absl::StrCat(
-        DescribeAccess(now), " overwrites ", where, " that ",
-        DescribeAccess(prior), " may still be reading: not ordered after ",
-        prior.agent == Agent::kWgmma ? "a wgmma.wait"
-                                     : "the issuing thread's bulk.wait {read}",
-        " for it");
-    hazard.note =
-        absl::StrCat("the ", AgentName(prior.agent), " reading its source");
-  } else if (prior.agent == Agent::kThread && now.agent == Agent::kThread) {
-    hazard.kind = HazardKind::kRace;
-    hazard.message = absl::StrCat(
-        "data race on ", where, ": ", DescribeAccess(now), " ", now_verb,
-        " it unordered with a ", prior_verb, " by ", DescribeAccess(prior));
-    hazard.note = absl::StrCat("the other ", prior_verb);
-  } else {
-    hazard.kind = HazardKind::kAsyncRace;
-    hazard.message = absl::StrCat(DescribeAccess(now), " ", now_verb, " ",
-                                  where, " unordered with a ", prior_verb,
-                                  " by ", DescribeAccess(prior));
-    hazard.note = absl::StrCat("the other ", prior_verb);
+  // Unordered: classify by what the two accesses are, not by which one the
+  // schedule happened to run first, so that every schedule reports a pair
+  // the same way.
+  struct Side {
+    const Access* access;
+    bool write;
+  };
+  const Side sides[2] = {{&prior, prior_write}, {&now, now_write}};
+  auto describe = [&](const Side& side) {
+    return absl::StrCat(side.write ? "a write by " : "a read by ",
+                        DescribeAccess(*side.access));
+  };
+  auto report_at = [&](const Side& reported, const Side& other) {
+    hazard.op =
+        reported.access->op != nullptr ? reported.access->op->op : nullptr;
+    hazard.other = other.access->op != nullptr ? other.access->op->op : nullptr;
+  };
+  for (int i = 0; i < 2; ++i) {
+    const Side& a = sides[i];
+    const Side& b = sides[1 - i];
+    if (IsLoadAgent(a.access->agent) && a.write && !b.write) {
+      hazard.kind = HazardKind::kEarlyRead;
+      report_at(b, a);
+      hazard.message = absl::StrCat(
+          DescribeAccess(*b.access), " reads ", where, " that ",
+          DescribeAccess(*a.access), " writes, without being ordered after ",
+          a.access->agent == Agent::kCpAsync ? "the cp.async.wait"
+                                             : "the mbarrier phase",
+          " that completes it");
+      hazard.note = absl::StrCat("the ", AgentName(a.access->agent),
+                                 " whose data is read early");
+      Report(std::move(hazard));
+      return;
+    }
+    if (IsSourceReader(a.access->agent) && !a.write && b.write) {
+      hazard.kind = HazardKind::kSourceOverwritten;
+      report_at(b, a);
+      hazard.message = absl::StrCat(
+          DescribeAccess(*b.access), " writes ", where, " that ",
+          DescribeAccess(*a.access), " reads, without being ordered after ",
+          a.access->agent == Agent::kWgmma
+              ? "a wgmma.wait for it"
+              : "the issuing thread's bulk.wait {read} for it");
+      hazard.note =
+          absl::StrCat("the ", AgentName(a.access->agent), " reading it");
+      Report(std::move(hazard));
+      return;
+    }
   }
+  // A plain pair: report at the op later in the program, the note at the
+  // other. An mbarrier's init against a use is a class of its own.
+  const bool now_later =
+      now.op == nullptr || (prior.op != nullptr && now.op->id >= prior.op->id);
+  const Side& later = now_later ? sides[1] : sides[0];
+  const Side& earlier = now_later ? sides[0] : sides[1];
+  report_at(later, earlier);
+  auto is_init = [](const Side& side) {
+    return side.access->op != nullptr &&
+           (side.access->op->kind == OpKind::kMbarrierInit ||
+            side.access->op->kind == OpKind::kMbarrierInval);
+  };
+  if (is_init(later) || is_init(earlier)) {
+    hazard.kind = HazardKind::kMbarrierInit;
+    hazard.message = absl::StrCat(
+        "the mbarrier's ", is_init(earlier) ? "init" : "use", " by ",
+        DescribeAccess(*earlier.access), " and its ",
+        is_init(later) ? "init" : "use", " by ", DescribeAccess(*later.access),
+        " are not ordered (a barrier after mbarrier.init orders them)");
+    hazard.note = absl::StrCat("the other access: the `",
+                               earlier.access->op->op->mnemonic(), "`");
+    Report(std::move(hazard));
+    return;
+  }
+  const bool threads =
+      prior.agent == Agent::kThread && now.agent == Agent::kThread;
+  hazard.kind = threads ? HazardKind::kRace : HazardKind::kAsyncRace;
+  hazard.message =
+      absl::StrCat(threads ? "data race on " : "unordered accesses of ", where,
+                   ": ", describe(later), " and ", describe(earlier),
+                   " are not ordered by any synchronization");
+  hazard.note = absl::StrCat("the other access: ", describe(earlier));
   Report(std::move(hazard));
 }
 
@@ -752,6 +801,16 @@ void Machine::DrainAsync() {
   }
 }
 
+void Machine::TrackMbarrier(Thread& t, const OpRec& rec, int64_t address,
+                            bool write, bool atomic) {
+  if (!track_) return;
+  MemoryArea& area = SharedArea(t.block);
+  const AccessCtx ctx = ThreadCtx(t, &rec, atomic);
+  for (int64_t cell = address / area.granule;
+       cell <= (address + 7) / area.granule; ++cell)
+    TrackAccess(area, cell, write, ctx);
+}
+
 MBarrier* Machine::FindMbarrier(int block, int64_t address) {
   auto found = blocks_[block].mbarriers.find(address);
   return found == blocks_[block].mbarriers.end() ? nullptr : &found->second;
@@ -782,6 +841,14 @@ void Machine::CompleteTx(AsyncOp& op, int block, int64_t address,
         block);
     Report(std::move(hazard));
     return;
+  }
+  if (track_) {
+    AccessCtx ctx = AgentCtx(op, true);
+    ctx.access.atomic = true;
+    MemoryArea& area = SharedArea(block);
+    for (int64_t cell = address / area.granule;
+         cell <= (address + 7) / area.granule; ++cell)
+      TrackAccess(area, cell, true, ctx);
   }
   bar->tx -= bytes;
   bar->completed_bytes += bytes;
@@ -850,17 +917,12 @@ void Machine::ExitThread(Thread& t) {
   for (Rendezvous* rendezvous : {&block.warp_rendezvous[t.warp],
                                  &block.warpgroup_rendezvous[t.tid / 128]}) {
     if (rendezvous->op == nullptr || rendezvous->arrived.empty()) continue;
-    Hazard hazard;
-    hazard.kind = HazardKind::kPartialCollective;
-    hazard.op = rendezvous->op->op;
-    hazard.message = absl::StrCat(
-        "`", rendezvous->op->op->mnemonic(), "` is `.aligned`, but ",
-        DescribeThread(t.index), " leaves the kernel while ",
-        rendezvous->arrived.size(), " other lanes of its ",
-        rendezvous == &block.warp_rendezvous[t.warp] ? "warp" : "warpgroup",
-        " wait at it");
-    Report(std::move(hazard));
-    Fatal(rendezvous->op, "stopped: partial execution of an `.aligned` op");
+    const bool warpgroup = rendezvous != &block.warp_rendezvous[t.warp];
+    PartialCollective(
+        rendezvous->op, nullptr, warpgroup, warpgroup ? t.tid / 128 : t.warp,
+        t.block,
+        absl::StrCat(rendezvous->arrived.size(), " lanes wait at it while ",
+                     DescribeThread(t.index), " leaves the kernel"));
   }
   // A cluster barrier no longer waits for this thread.
   MaybeCompleteCluster(clusters_[block.cluster]);
@@ -878,6 +940,22 @@ void Machine::MaybeCompleteCluster(ClusterState& cluster) {
   cluster.generation += 1;
   cluster.arrived = 0;
   StateChanged();
+}
+
+void Machine::PartialCollective(const OpRec* op, const OpRec* other,
+                                bool warpgroup, int group, int block,
+                                const std::string& detail) {
+  Hazard hazard;
+  hazard.kind = HazardKind::kPartialCollective;
+  hazard.op = op->op;
+  hazard.other = other != nullptr ? other->op : nullptr;
+  hazard.message = absl::StrCat(
+      "`", op->op->mnemonic(), "` is `.aligned`, but only part of ",
+      warpgroup ? "warpgroup " : "warp ", group, " of block ", block,
+      " executes it: ", detail, "; the run stops here");
+  hazard.note = "where the other lanes are";
+  Report(std::move(hazard));
+  stopped_ = true;
 }
 
 // ---------------------------------------------------------------------------
@@ -925,21 +1003,13 @@ Outcome Machine::StepThread(Thread& t) {
       rendezvous.op = rec;
       rendezvous.key = key;
     } else if (rendezvous.op != rec || rendezvous.key != key) {
-      Hazard hazard;
-      hazard.kind = HazardKind::kPartialCollective;
-      hazard.op = rendezvous.op->op;
-      hazard.other = rec->op;
-      hazard.message = absl::StrCat(
-          "`", rendezvous.op->op->mnemonic(), "` is `.aligned`, but lanes of ",
-          group_is_warpgroup ? "warpgroup " : "warp ",
-          group_is_warpgroup ? t.tid / 128 : t.warp, " of block ", t.block,
-          " reach different instances: ", rendezvous.arrived.size(),
-          " wait here while ", DescribeThread(t.index), " is at `",
-          rec->op->mnemonic(), "`",
-          rendezvous.op == rec ? " in another iteration" : "");
-      hazard.note = "where the other lanes are";
-      Report(std::move(hazard));
-      Fatal(rec, "stopped: partial execution of an `.aligned` op");
+      PartialCollective(
+          rendezvous.op, rec, group_is_warpgroup,
+          group_is_warpgroup ? t.tid / 128 : t.warp, t.block,
+          absl::StrCat(rendezvous.arrived.size(), " lanes wait at it while ",
+                       DescribeThread(t.index), " is at `", rec->op->mnemonic(),
+                       "`",
+                       rendezvous.op == rec ? " in another iteration" : ""));
       return Outcome::kFatal;
     }
     rendezvous.arrived.push_back(t.index);
@@ -1154,16 +1224,9 @@ bool Machine::StepBlockLockstep(int b) {
             if (!threads_[block.first_thread + i]->exited) ++live;
           }
           if (static_cast<int>(lanes.size()) < live) {
-            Hazard hazard;
-            hazard.kind = HazardKind::kPartialCollective;
-            hazard.op = rec->op;
-            hazard.message = absl::StrCat(
-                "`", rec->op->mnemonic(), "` is `.aligned`, but only ",
-                lanes.size(), " of the ", live, " live threads of ",
-                size == 128 ? "warpgroup " : "warp ", group_id, " of block ", b,
-                " execute it");
-            Report(std::move(hazard));
-            Fatal(rec, "stopped: partial execution of an `.aligned` op");
+            PartialCollective(rec, nullptr, size == 128, group_id, b,
+                              absl::StrCat(lanes.size(), " of its ", live,
+                                           " live lanes reach it together"));
             break;
           }
           for (int lane : lanes) threads_[lane]->wait = WaitState::kNone;
@@ -1319,28 +1382,43 @@ void Machine::ReportDeadlock() {
   // Threads stuck at an `.aligned` op while lanes of their group are
   // elsewhere: a partial execution, the more precise report.
   bool all_barriers = true, any_collective = false;
+  const Waiters* bytes_short = nullptr;  // all arrived, bytes outstanding
   for (const Waiters& g : groups) {
     if (g.op == nullptr || (g.op->kind != OpKind::kBarrierBlock &&
                             g.op->kind != OpKind::kBarrierNamed))
       all_barriers = false;
     if (g.wait == WaitState::kCollective) any_collective = true;
+    if (g.op != nullptr && g.op->kind == OpKind::kMbarrierWait) {
+      const MBarrier* bar =
+          FindMbarrier(g.block, SharedAddress(*threads_[g.first], *g.op, 0));
+      if (bar != nullptr && bar->valid && bar->pending == 0 && bar->tx != 0)
+        bytes_short = &g;
+    }
   }
+  // Lead with the most telling group.
+  const Waiters& lead = bytes_short != nullptr ? *bytes_short : groups.front();
   Hazard hazard;
-  hazard.kind = any_collective ? HazardKind::kPartialCollective
-                : all_barriers ? HazardKind::kBarrierCount
-                               : HazardKind::kDeadlock;
-  hazard.op = groups.front().op != nullptr ? groups.front().op->op : nullptr;
+  hazard.kind = any_collective           ? HazardKind::kPartialCollective
+                : bytes_short != nullptr ? HazardKind::kMbarrierCount
+                : all_barriers           ? HazardKind::kBarrierCount
+                                         : HazardKind::kDeadlock;
+  hazard.op = lead.op != nullptr ? lead.op->op : nullptr;
   hazard.message = absl::StrCat(
       any_collective ? "an `.aligned` op is waited at by part of its group "
                        "and nobody can proceed: "
-      : all_barriers ? "a barrier is reached by fewer threads than it counts "
+      : bytes_short != nullptr
+          ? "transaction bytes do not add up (every arrival is in, bytes "
+            "are not) and nobody can proceed: "
+      : all_barriers ? "a barrier is reached by other threads than it counts "
                        "and nobody can proceed: "
                      : "deadlock, nobody can proceed: ",
-      explain(groups.front()));
-  for (size_t i = 1; i < groups.size() && i < 8; ++i)
+      explain(lead));
+  for (size_t i = 0; i < groups.size() && i < 8; ++i) {
+    if (&groups[i] == &lead) continue;
     hazard.extra_notes.emplace_back(
         groups[i].op != nullptr ? groups[i].op->op : nullptr,
         explain(groups[i]));
+  }
   if (groups.size() > 8) {
     hazard.extra_notes.emplace_back(
         nullptr, absl::StrCat(groups.size() - 8, " more groups of waiters"));
@@ -1421,10 +1499,23 @@ RunOutcome Machine::Run(const Launch& launch) {
     } else {
       RunReference();
     }
-    if (error_.ok() && track_ && !deadlocked_) CheckExitState();
+    if (!failed() && track_ && !deadlocked_) CheckExitState();
+    for (const Block& block : blocks_) {
+      for (const auto& [address, rec] : block.invalid_uses) {
+        if (block.initialized.contains(address)) continue;
+        Hazard hazard;
+        hazard.kind = HazardKind::kMbarrierInit;
+        hazard.op = rec->op;
+        hazard.message = absl::StrCat("`", rec->op->mnemonic(),
+                                      "` uses an mbarrier that block ",
+                                      block.index, " never initializes");
+        Report(std::move(hazard));
+      }
+    }
   }
   peak_bytes_ = std::max(peak_bytes_, StateBytes());
   outcome.error = error_;
+  outcome.stopped = stopped_;
   outcome.hazards = std::move(hazards_);
   for (const BufferRec& buffer : program_.buffers()) {
     if (!buffer.is_param || global_areas_[buffer.id] == nullptr) continue;

@@ -102,6 +102,9 @@ struct RunOutcome {
   // A located error that stopped the run: an out-of-bounds access, an
   // operation with an unsettled result, a runaway kernel.
   absl::Status error;
+  // The run stopped at a hazard after which execution has no meaning (a
+  // partial `.aligned` op); its outputs are incomplete.
+  bool stopped = false;
   HazardLog hazards;
   // Final contents of every tensor parameter, by name.
   std::map<std::string, TensorData> tensors;

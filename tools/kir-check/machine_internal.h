@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "tools/kir-check/machine.h"
@@ -219,6 +220,9 @@ struct Block {
   uint32_t next_agent = 0;
   int elected_lane_seed = 0;
   absl::flat_hash_map<std::string, int> issued;  // single-issue keys
+  // mbarriers used while not initialized, and those ever initialized.
+  absl::flat_hash_map<int64_t, const OpRec*> invalid_uses;
+  absl::flat_hash_set<int64_t> initialized;
 };
 
 struct ClusterState {
@@ -257,7 +261,10 @@ class Machine {
   // Fatal errors and hazards.
   void Fatal(const OpRec* rec, const std::string& message);
   void Report(Hazard hazard) { hazards_.Add(std::move(hazard)); }
-  bool failed() const { return !error_.ok(); }
+  // An error, or a hazard after which execution means nothing.
+  bool failed() const { return !error_.ok() || stopped_; }
+  void PartialCollective(const OpRec* op, const OpRec* other, bool warpgroup,
+                         int group, int block, const std::string& detail);
   std::string DescribeThread(int thread) const;
   std::string DescribeAccess(const Access& access) const;
 
@@ -323,7 +330,10 @@ class Machine {
   std::vector<AsyncOp*> pending_;
   int64_t next_group_ = 1;
 
-  // mbarriers.
+  // mbarriers. An mbarrier op is an access of the barrier's shadow cells:
+  // the init a plain write, the others atomic.
+  void TrackMbarrier(Thread& t, const OpRec& rec, int64_t address, bool write,
+                     bool atomic);
   MBarrier* FindMbarrier(int block, int64_t address);
   void CompleteTx(AsyncOp& op, int block, int64_t address, int64_t bytes);
   void MaybeCompletePhase(MBarrier& bar, int block, int64_t address);
@@ -389,6 +399,7 @@ class Machine {
   std::vector<int> pollers_;
   int64_t version_ = 0;
   bool deadlocked_ = false;
+  bool stopped_ = false;
   int64_t steps_ = 0;
   int64_t peak_bytes_ = 0;
   int next_block_to_create_ = 0;

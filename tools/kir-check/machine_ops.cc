@@ -283,31 +283,13 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
   };
   // An mbarrier op by a thread: the barrier must be initialized and its
   // init ordered before this use.
-  auto usable = [&](MBarrier* bar) {
-    if (bar == nullptr || !bar->valid) {
-      Hazard hazard;
-      hazard.kind = HazardKind::kMbarrierInit;
-      hazard.op = rec.op;
-      hazard.message = absl::StrCat(
-          "`", rec.op->mnemonic(), "` by ", DescribeThread(t.index),
-          " uses an mbarrier that is not initialized");
-      Report(std::move(hazard));
-      return false;
-    }
-    if (track_ && !(bar->init.actor == t.actor) &&
-        t.sync.happens.Get(bar->init.actor) < bar->init.clock) {
-      Hazard hazard;
-      hazard.kind = HazardKind::kMbarrierInit;
-      hazard.op = rec.op;
-      hazard.other = bar->init.op->op;
-      hazard.message = absl::StrCat(
-          DescribeThread(t.index), " uses the mbarrier before its init by ",
-          DescribeThread(bar->init.thread),
-          " is ordered before it (no barrier after mbarrier.init)");
-      hazard.note = "the mbarrier.init";
-      Report(std::move(hazard));
-    }
-    return true;
+  // An mbarrier op by a thread: on an uninitialized barrier it does
+  // nothing (reported at the end if the barrier is never initialized: a
+  // use racing with the init is reported by the shadow cells instead).
+  auto usable = [&](MBarrier* bar, int64_t address) {
+    if (bar != nullptr && bar->valid) return true;
+    blocks_[t.block].invalid_uses.emplace(address, &rec);
+    return false;
   };
   // Releases by this thread must come after its bulk groups' global writes.
   auto check_release = [&]() {
@@ -629,6 +611,8 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
       int64_t address = 0;
       mbarrier_at(0, address);
       if (failed()) return Outcome::kFatal;
+      TrackMbarrier(t, rec, address, true, false);
+      blocks_[t.block].initialized.insert(address);
       MBarrier& bar = blocks_[t.block].mbarriers[address];
       bar = MBarrier();
       bar.valid = true;
@@ -646,7 +630,8 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
       int64_t address = 0;
       MBarrier* bar = mbarrier_at(0, address);
       if (failed()) return Outcome::kFatal;
-      if (usable(bar)) bar->valid = false;
+      TrackMbarrier(t, rec, address, true, false);
+      if (usable(bar, address)) bar->valid = false;
       return Outcome::kAdvance;
     }
     case OpKind::kMbarrierArrive:
@@ -655,7 +640,8 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
       int64_t address = 0;
       MBarrier* bar = mbarrier_at(0, address);
       if (failed()) return Outcome::kFatal;
-      if (!usable(bar)) return Outcome::kAdvance;
+      TrackMbarrier(t, rec, address, true, true);
+      if (!usable(bar, address)) return Outcome::kAdvance;
       if (!bar->completion_observed && bar->phase > 0) {
         Hazard hazard;
         hazard.kind = HazardKind::kMbarrierCount;
@@ -692,7 +678,8 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
       int64_t address = 0;
       MBarrier* bar = mbarrier_at(0, address);
       if (failed()) return Outcome::kFatal;
-      if (!usable(bar)) return Outcome::kAdvance;
+      TrackMbarrier(t, rec, address, false, true);
+      if (!usable(bar, address)) return Outcome::kAdvance;
       const int64_t parity = static_cast<int64_t>(in(1, 0));
       if (parity != 0 && parity != 1) {
         Fatal(&rec, absl::StrCat("mbarrier.wait parity is ", parity,

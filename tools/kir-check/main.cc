@@ -60,6 +60,8 @@ parameters needs none).
   --verify-diagnostics   match the reported hazards against expected-error
                          and expected-note directives in FILE
   --split-input-file     check each `// -----` separated part on its own
+  --no-verify            do not verify FILE: check a kernel the verifier
+                         rejects (no --pipeline then), to see what goes wrong
   --print-lowered        print the kernel that is checked
   --stats                ops, time, ops/s and memory per run
 )";
@@ -74,6 +76,7 @@ struct Flags {
   bool verify_diagnostics = false;
   bool split_input_file = false;
   bool print_lowered = false;
+  bool verify = true;
   bool stats = false;
 };
 
@@ -127,6 +130,8 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       flags.verify_diagnostics = true;
     } else if (arg == "--split-input-file") {
       flags.split_input_file = true;
+    } else if (arg == "--no-verify") {
+      flags.verify = false;
     } else if (arg == "--print-lowered") {
       flags.print_lowered = true;
     } else if (arg == "--stats") {
@@ -141,6 +146,8 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
     }
   }
   if (flags.file.empty()) return "no input file (see --help)";
+  if (!flags.verify && !flags.pipeline.empty())
+    return "--no-verify cannot be combined with --pipeline";
   return "";
 }
 
@@ -177,7 +184,7 @@ bool CheckSource(const std::shared_ptr<const SourceFile>& source,
                  const Flags& flags, std::string& diagnostics,
                  std::ostream& out) {
   absl::StatusOr<std::unique_ptr<Module>> checked =
-      ParseAndLower(source, flags.pipeline);
+      ParseAndLower(source, flags.pipeline, flags.verify);
   if (!checked.ok()) {
     absl::StrAppend(&diagnostics, checked.status().message(), "\n");
     return false;
@@ -199,7 +206,7 @@ bool CheckSource(const std::shared_ptr<const SourceFile>& source,
       return false;
     }
     absl::StatusOr<std::unique_ptr<Module>> unlowered =
-        ParseAndLower(reference_source, "");
+        ParseAndLower(reference_source, "", flags.verify);
     if (!unlowered.ok()) {
       absl::StrAppend(&diagnostics, unlowered.status().message(), "\n");
       return false;
