@@ -69,6 +69,16 @@ Difference Compare(const TensorData& got, const TensorData& expected) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<RunDirective>> DirectivesOf(
+    const std::shared_ptr<const SourceFile>& source,
+    const std::string& directive) {
+  if (directive.empty()) return ParseRunDirectives(source);
+  auto command_line = std::make_shared<SourceFile>();
+  command_line->name = "<--directive>";
+  command_line->text = absl::StrCat("// run: ", directive);
+  return ParseRunDirectives(command_line);
+}
+
 absl::StatusOr<Launch> BuildLaunch(const RunDirective& directive,
                                    const Kernel& kernel) {
   const std::map<std::string, NamedThing> names = NamesOf(kernel);

@@ -20,6 +20,12 @@
 
 namespace kir::check {
 
+// The run directives of `source`, or, when `directive` is not empty, that
+// one directive (the text after `run:`, located in "<--directive>").
+absl::StatusOr<std::vector<RunDirective>> DirectivesOf(
+    const std::shared_ptr<const SourceFile>& source,
+    const std::string& directive);
+
 // The launch a directive describes for `kernel`: its sizes, scalars, and
 // every tensor parameter initialized as bound (ValidateDirective must have
 // accepted the directive).

@@ -843,8 +843,11 @@ void Machine::CompleteTx(AsyncOp& op, int block, int64_t address,
     return;
   }
   if (track_) {
+    // The copy engine updates the mbarrier through the generic proxy (PTX:
+    // "accesses its mbarrier operand using generic-proxy"), atomically.
     AccessCtx ctx = AgentCtx(op, true);
     ctx.access.atomic = true;
+    ctx.access.async_proxy = false;
     MemoryArea& area = SharedArea(block);
     for (int64_t cell = address / area.granule;
          cell <= (address + 7) / area.granule; ++cell)
@@ -1379,15 +1382,14 @@ void Machine::ReportDeadlock() {
     }
     return absl::StrCat(who, verb, " here");
   };
-  // Threads stuck at an `.aligned` op while lanes of their group are
-  // elsewhere: a partial execution, the more precise report.
-  bool all_barriers = true, any_collective = false;
+  // (Lanes of an `.aligned` op that diverged were reported when they did;
+  // lanes waiting at one here wait for mates blocked elsewhere.)
+  bool all_barriers = true;
   const Waiters* bytes_short = nullptr;  // all arrived, bytes outstanding
   for (const Waiters& g : groups) {
     if (g.op == nullptr || (g.op->kind != OpKind::kBarrierBlock &&
                             g.op->kind != OpKind::kBarrierNamed))
       all_barriers = false;
-    if (g.wait == WaitState::kCollective) any_collective = true;
     if (g.op != nullptr && g.op->kind == OpKind::kMbarrierWait) {
       const MBarrier* bar =
           FindMbarrier(g.block, SharedAddress(*threads_[g.first], *g.op, 0));
@@ -1398,15 +1400,12 @@ void Machine::ReportDeadlock() {
   // Lead with the most telling group.
   const Waiters& lead = bytes_short != nullptr ? *bytes_short : groups.front();
   Hazard hazard;
-  hazard.kind = any_collective           ? HazardKind::kPartialCollective
-                : bytes_short != nullptr ? HazardKind::kMbarrierCount
-                : all_barriers           ? HazardKind::kBarrierCount
-                                         : HazardKind::kDeadlock;
+  hazard.kind = bytes_short != nullptr ? HazardKind::kMbarrierCount
+                : all_barriers         ? HazardKind::kBarrierCount
+                                       : HazardKind::kDeadlock;
   hazard.op = lead.op != nullptr ? lead.op->op : nullptr;
   hazard.message = absl::StrCat(
-      any_collective ? "an `.aligned` op is waited at by part of its group "
-                       "and nobody can proceed: "
-      : bytes_short != nullptr
+      bytes_short != nullptr
           ? "transaction bytes do not add up (every arrival is in, bytes "
             "are not) and nobody can proceed: "
       : all_barriers ? "a barrier is reached by other threads than it counts "

@@ -24,6 +24,7 @@
 #include "printer/kir_printer.h"
 #include "tools/kir-check/check.h"
 #include "tools/kir-check/lower.h"
+#include "tools/kir-check/mutate.h"
 #include "tools/kir-opt/split_input.h"
 #include "tools/kir-opt/verify_diagnostics.h"
 #include "tools/kir-run/binding.h"
@@ -64,6 +65,15 @@ parameters needs none).
                          rejects (no --pipeline then), to see what goes wrong
   --print-lowered        print the kernel that is checked
   --stats                ops, time, ops/s and memory per run
+  --mutate               mutation testing (--pipeline, or --reference for a
+                         lowered FILE): lowers FILE,
+                         deletes each barrier, fence, wait, arrive and
+                         release of the result one at a time, checks each
+                         mutant under the directives' launches and prints
+                         whether it was caught (and how) or why not, and
+                         the kill rate; exits 1 if a mutant was not caught
+                         for another reason than a rule the model cannot
+                         see fail
 )";
 
 struct Flags {
@@ -77,6 +87,7 @@ struct Flags {
   bool split_input_file = false;
   bool print_lowered = false;
   bool verify = true;
+  bool mutate = false;
   bool stats = false;
 };
 
@@ -130,6 +141,8 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       flags.verify_diagnostics = true;
     } else if (arg == "--split-input-file") {
       flags.split_input_file = true;
+    } else if (arg == "--mutate") {
+      flags.mutate = true;
     } else if (arg == "--no-verify") {
       flags.verify = false;
     } else if (arg == "--print-lowered") {
@@ -148,6 +161,9 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
   if (flags.file.empty()) return "no input file (see --help)";
   if (!flags.verify && !flags.pipeline.empty())
     return "--no-verify cannot be combined with --pipeline";
+  if (flags.mutate && flags.pipeline.empty() && flags.reference.empty())
+    return "--mutate needs --pipeline (the lowering to mutate) or, for a "
+           "lowered FILE, --reference";
   return "";
 }
 
@@ -216,14 +232,8 @@ bool CheckSource(const std::shared_ptr<const SourceFile>& source,
   if (flags.print_lowered) out << PrintModule(**checked);
 
   std::vector<RunDirective> directives;
-  std::shared_ptr<SourceFile> directive_source;
-  if (!flags.directive.empty()) {
-    directive_source = std::make_shared<SourceFile>();
-    directive_source->name = "<--directive>";
-    directive_source->text = absl::StrCat("// run: ", flags.directive);
-  }
   absl::StatusOr<std::vector<RunDirective>> parsed =
-      ParseRunDirectives(directive_source ? directive_source : source);
+      DirectivesOf(source, flags.directive);
   if (!parsed.ok()) {
     absl::StrAppend(&diagnostics, parsed.status().message(), "\n");
     return false;
@@ -327,6 +337,30 @@ int Main(int argc, char** argv) {
   if (source == nullptr) {
     std::cerr << "kir-check: cannot read " << flags.file << "\n";
     return 1;
+  }
+  if (flags.mutate) {
+    MutationOptions options;
+    options.pipeline = flags.pipeline;
+    if (!flags.reference.empty()) {
+      options.reference = ReadSource(flags.reference);
+      if (options.reference == nullptr) {
+        std::cerr << "kir-check: cannot read " << flags.reference << "\n";
+        return 1;
+      }
+    }
+    options.check = flags.check;
+    options.directive = flags.directive;
+    options.only = flags.only;
+    absl::StatusOr<MutationReport> report =
+        RunMutationTesting(source, options, std::cout);
+    if (!report.ok()) {
+      std::cerr << report.status().message() << "\n";
+      return 1;
+    }
+    for (const MutantResult& mutant : report->mutants) {
+      if (!mutant.caught && !absl::StartsWith(mutant.reason, "rule:")) return 1;
+    }
+    return 0;
   }
   std::vector<InputChunk> chunks;
   if (flags.split_input_file) {
