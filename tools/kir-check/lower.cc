@@ -1,5 +1,6 @@
 #include "tools/kir-check/lower.h"
 
+#include <fstream>
 #include <sstream>
 
 #include "ir/verifier.h"
@@ -7,6 +8,17 @@
 #include "passes/pipeline.h"
 
 namespace kir::check {
+
+std::shared_ptr<SourceFile> ReadSourceFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return nullptr;
+  auto source = std::make_shared<SourceFile>();
+  source->name = path;
+  std::ostringstream text;
+  text << file.rdbuf();
+  source->text = text.str();
+  return source;
+}
 
 absl::StatusOr<std::unique_ptr<Module>> ParseAndLower(
     const std::shared_ptr<const SourceFile>& source,

@@ -12,6 +12,9 @@
 
 namespace kir::check {
 
+// The file at `path` as a source (named by the path); null if unreadable.
+std::shared_ptr<SourceFile> ReadSourceFile(const std::string& path);
+
 // Parses and verifies `source`, then runs `pipeline` over it ("" runs no
 // pass; "default" is the default pipeline), verifying after each pass.
 // `verify` false skips the verifier (no pipeline may run then): to check a

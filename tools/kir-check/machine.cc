@@ -1364,6 +1364,7 @@ void Machine::ReportDeadlock() {
       }
       case OpKind::kBarrierBlock:
       case OpKind::kBarrierNamed: {
+        if (g.wait == WaitState::kCollective) break;
         const int id = rec.kind == OpKind::kBarrierBlock
                            ? 0
                            : static_cast<int>(rec.int_attr);

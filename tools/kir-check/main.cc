@@ -8,6 +8,7 @@
 // or an expected one that did not come).
 #include <sys/resource.h>
 
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "ir/diagnostics.h"
 #include "printer/kir_printer.h"
 #include "tools/kir-check/check.h"
+#include "tools/kir-check/fuzz.h"
 #include "tools/kir-check/lower.h"
 #include "tools/kir-check/mutate.h"
 #include "tools/kir-opt/split_input.h"
@@ -74,6 +76,23 @@ parameters needs none).
                          the kill rate; exits 1 if a mutant was not caught
                          for another reason than a rule the model cannot
                          see fail
+
+Fuzzing (no FILE):
+  --fuzz=SECONDS         generate random unlowered kernels, lower each with
+                         the default pipeline and --fuzz-combinations option
+                         combinations of the synchronization passes, check
+                         them (--seeds schedules, default 2 here) against
+                         the unlowered reference run; prints each failure
+                         and exits 1 if there was one
+  --fuzz-seed=S          the first kernel's seed (default: from the clock,
+                         printed)
+  --fuzz-combinations=N  option combinations per kernel (default 3)
+  --fuzz-out=DIR         write failing kernels there, as regression inputs
+  --fuzz-known-bugs      also generate the shapes the passes are known to
+                         lower wrongly (issue 10)
+  --fuzz-replay=DIR      check every .kir there with the pipelines its
+                         `// fuzz-pipeline:` lines name
+  --fuzz-print=SEED      print the kernel of SEED and stop
 )";
 
 struct Flags {
@@ -88,6 +107,13 @@ struct Flags {
   bool print_lowered = false;
   bool verify = true;
   bool mutate = false;
+  bool seeds_given = false;
+  std::optional<double> fuzz_seconds;
+  std::optional<uint64_t> fuzz_seed;
+  int fuzz_combinations = 3;
+  std::string fuzz_out, fuzz_replay;
+  bool fuzz_known_bugs = false;
+  std::optional<uint64_t> fuzz_print;
   bool stats = false;
 };
 
@@ -118,6 +144,7 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       if (!absl::SimpleAtoi(value, &number) || number < 1)
         return "--seeds takes N >= 1";
       flags.check.seeds = number;
+      flags.seeds_given = true;
     } else if (value_of("--seed")) {
       if (!absl::SimpleAtoi(value, &flags.check.first_seed))
         return "--seed takes an unsigned integer";
@@ -141,6 +168,31 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       flags.verify_diagnostics = true;
     } else if (arg == "--split-input-file") {
       flags.split_input_file = true;
+    } else if (value_of("--fuzz")) {
+      double seconds = 0;
+      if (!absl::SimpleAtod(value, &seconds) || !(seconds > 0))
+        return "--fuzz takes a number of seconds > 0";
+      flags.fuzz_seconds = seconds;
+    } else if (value_of("--fuzz-seed")) {
+      uint64_t seed = 0;
+      if (!absl::SimpleAtoi(value, &seed))
+        return "--fuzz-seed takes an unsigned integer";
+      flags.fuzz_seed = seed;
+    } else if (value_of("--fuzz-combinations")) {
+      if (!absl::SimpleAtoi(value, &flags.fuzz_combinations) ||
+          flags.fuzz_combinations < 0)
+        return "--fuzz-combinations takes N >= 0";
+    } else if (value_of("--fuzz-out")) {
+      flags.fuzz_out = value;
+    } else if (value_of("--fuzz-replay")) {
+      flags.fuzz_replay = value;
+    } else if (value_of("--fuzz-print")) {
+      uint64_t seed = 0;
+      if (!absl::SimpleAtoi(value, &seed))
+        return "--fuzz-print takes an unsigned integer";
+      flags.fuzz_print = seed;
+    } else if (arg == "--fuzz-known-bugs") {
+      flags.fuzz_known_bugs = true;
     } else if (arg == "--mutate") {
       flags.mutate = true;
     } else if (arg == "--no-verify") {
@@ -158,6 +210,12 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
                           arg);
     }
   }
+  const bool fuzzing = flags.fuzz_seconds.has_value() ||
+                       !flags.fuzz_replay.empty() ||
+                       flags.fuzz_print.has_value();
+  if (fuzzing && !flags.file.empty())
+    return "--fuzz and --fuzz-replay take no input file";
+  if (fuzzing) return "";
   if (flags.file.empty()) return "no input file (see --help)";
   if (!flags.verify && !flags.pipeline.empty())
     return "--no-verify cannot be combined with --pipeline";
@@ -165,17 +223,6 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
     return "--mutate needs --pipeline (the lowering to mutate) or, for a "
            "lowered FILE, --reference";
   return "";
-}
-
-std::shared_ptr<SourceFile> ReadSource(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return nullptr;
-  auto source = std::make_shared<SourceFile>();
-  source->name = path;
-  std::ostringstream text;
-  text << file.rdbuf();
-  source->text = text.str();
-  return source;
 }
 
 int64_t PeakRssKiB() {
@@ -215,7 +262,8 @@ bool CheckSource(const std::shared_ptr<const SourceFile>& source,
     }
     reference = std::move(*unlowered);
   } else if (!flags.reference.empty()) {
-    std::shared_ptr<SourceFile> reference_source = ReadSource(flags.reference);
+    std::shared_ptr<SourceFile> reference_source =
+        ReadSourceFile(flags.reference);
     if (reference_source == nullptr) {
       absl::StrAppend(&diagnostics, "kir-check: cannot read ", flags.reference,
                       "\n");
@@ -333,7 +381,30 @@ int Main(int argc, char** argv) {
     std::cerr << "kir-check: " << error << "\n";
     return 1;
   }
-  std::shared_ptr<SourceFile> source = ReadSource(flags.file);
+  if (flags.fuzz_print.has_value()) {
+    GeneratorOptions options;
+    options.known_bug_classes = flags.fuzz_known_bugs;
+    std::cout << GenerateKernel(*flags.fuzz_print, options);
+    return 0;
+  }
+  const int schedules = flags.seeds_given ? flags.check.seeds : 2;
+  if (!flags.fuzz_replay.empty()) {
+    if (!ReplayRegressions(flags.fuzz_replay, schedules, std::cout)) return 1;
+    if (!flags.fuzz_seconds.has_value()) return 0;
+  }
+  if (flags.fuzz_seconds.has_value()) {
+    FuzzOptions options;
+    options.seconds = *flags.fuzz_seconds;
+    options.first_seed = flags.fuzz_seed.value_or(static_cast<uint64_t>(
+        std::chrono::system_clock::now().time_since_epoch().count() %
+        1000000007));
+    options.schedules = schedules;
+    options.combinations = flags.fuzz_combinations;
+    options.out_dir = flags.fuzz_out;
+    options.generator.known_bug_classes = flags.fuzz_known_bugs;
+    return RunFuzzer(options, std::cout) ? 0 : 1;
+  }
+  std::shared_ptr<SourceFile> source = ReadSourceFile(flags.file);
   if (source == nullptr) {
     std::cerr << "kir-check: cannot read " << flags.file << "\n";
     return 1;
@@ -342,7 +413,7 @@ int Main(int argc, char** argv) {
     MutationOptions options;
     options.pipeline = flags.pipeline;
     if (!flags.reference.empty()) {
-      options.reference = ReadSource(flags.reference);
+      options.reference = ReadSourceFile(flags.reference);
       if (options.reference == nullptr) {
         std::cerr << "kir-check: cannot read " << flags.reference << "\n";
         return 1;
