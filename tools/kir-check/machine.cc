@@ -792,6 +792,10 @@ void Machine::Issue(AsyncOp& op) {
 void Machine::DrainAsync() {
   while (!pending_.empty() && !failed()) {
     AsyncOp* op = pending_.back();
+    if (op->write_done) {
+      pending_.pop_back();
+      continue;
+    }
     if (!op->read_done) {
       PerformRead(*op);
     } else {
@@ -1090,6 +1094,11 @@ void Machine::RunAdversarial() {
                                   0, 1)(rng_) < async_probability)) {
       const size_t pick = rng_() % pending_.size();
       AsyncOp* op = pending_[pick];
+      if (op->write_done) {  // completed early, for a later wgmma
+        pending_[pick] = pending_.back();
+        pending_.pop_back();
+        continue;
+      }
       if (!op->read_done) {
         PerformRead(*op);
       } else {

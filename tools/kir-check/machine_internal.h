@@ -163,6 +163,10 @@ struct AsyncOp {
   std::string reduce_op;
   // wgmma.
   std::vector<int> lanes;  // the 128 threads, by warpgroup position
+  // The warpgroup's previous wgmma: wgmmas of one warpgroup use their
+  // accumulators in issue order (PTX needs no fence between them), so this
+  // one reads only after that one wrote.
+  AsyncOp* previous = nullptr;
   Index acc_origin, a_origin, b_origin;
   int acc_buffer = -1, a_buffer = -1, b_buffer = -1;
   bool a_in_registers = false;
@@ -328,6 +332,7 @@ class Machine {
   void Complete(AsyncOp& op);
   std::vector<std::unique_ptr<AsyncOp>> async_ops_;
   std::vector<AsyncOp*> pending_;
+  absl::flat_hash_map<int64_t, AsyncOp*> last_wgmma_;  // by block, warpgroup
   int64_t next_group_ = 1;
 
   // mbarriers. An mbarrier op is an access of the barrier's shadow cells:

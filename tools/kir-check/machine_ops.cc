@@ -1043,6 +1043,9 @@ Outcome Machine::ExecuteCollective(const OpRec& rec,
       const BufferRec& b = buffers[rec.operand[2]];
       const int n = static_cast<int>(rec.int_attr);
       AsyncOp& op = NewAsync(Agent::kWgmma, &rec, first);
+      AsyncOp*& last = last_wgmma_[int64_t{first.block} * 64 + first.tid / 128];
+      op.previous = last;
+      last = &op;
       for (int lane : lanes) {
         if (lane != first.index && track_) op.base.Join(threads_[lane]->sync);
       }
@@ -1280,6 +1283,10 @@ Outcome Machine::ExecuteBarrier(const OpRec& rec,
 
 void Machine::PerformRead(AsyncOp& op) {
   if (op.read_done) return;
+  if (op.previous != nullptr && !op.previous->write_done) {
+    PerformWrite(*op.previous);
+    if (failed()) return;
+  }
   op.read_done = true;
   const std::vector<BufferRec>& buffers = program_.buffers();
   AccessCtx ctx = AgentCtx(op, false);

@@ -677,6 +677,59 @@ kernel @k(%d: global f32[64, 8]) grid(1) block(128) {
   }
 }
 
+// wgmmas of one warpgroup chain through their accumulator in issue order,
+// however late the adversarial schedule runs each (PTX needs no fence
+// between accumulator uses of same-shape wgmmas).
+TEST(Machine, WgmmaAccumulatorChainsInIssueOrder) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Launch launch;
+    launch.tensors["d"] = Tensor(DType::kF32, {128, 4});
+    KernelRun run = RunText(R"(
+kernel @k(%d: global f32[128, 4]) grid(1) block(128) {
+  %c0 = const 0 : index
+  %c1 = const 1 : index
+  %c4 = const 4 : index
+  %c8 = const 8 : index
+  %c16 = const 16 : index
+  %t = thread.id x : index
+  %sa = alloc.shared {align = 128} : shared bf16[64, 16]
+  %sb = alloc.shared {align = 128} : shared bf16[8, 16]
+  %acc = alloc.reg : reg f32[4]
+  %one = const 1.0 : bf16
+  %c128 = const 128 : index
+  for %i = %c0 to %c8 step %c1 {
+    %k = mul %i, %c128 : index
+    %r = add %k, %t : index
+    %row = div %r, %c16 : index
+    %col = rem %r, %c16 : index
+    store %sa[%row, %col], %one
+  }
+  %brow = div %t, %c16 : index
+  %bcol = rem %t, %c16 : index
+  store %sb[%brow, %bcol], %one
+  fence.proxy.async shared_cta
+  barrier.block
+  wgmma.fence
+  wgmma %acc[%c0], %sa[%c0, %c0], %sb[%c0, %c0] {n = 8, zero_init}
+  wgmma %acc[%c0], %sa[%c0, %c0], %sb[%c0, %c0] {n = 8}
+  wgmma %acc[%c0], %sa[%c0, %c0], %sb[%c0, %c0] {n = 8}
+  %tok = wgmma.commit : token<wgmma>
+  wgmma.wait %tok
+  for %j = %c0 to %c4 step %c1 {
+    %v = load %acc[%j] : f32
+    store %d[%t, %j], %v
+  }
+}
+)",
+                            launch, Adversarial(seed));
+    ExpectClean(run);
+    for (int t = 0; t < 128; ++t)
+      for (int j = 0; j < 4; ++j)
+        ASSERT_EQ(Get(run.outcome.tensors.at("d"), {t, j}), 48)
+            << "seed " << seed << " thread " << t;
+  }
+}
+
 TEST(Machine, MbarrierPhasesParitiesAndTransactionBytes) {
   Launch launch;
   launch.tensors["out"] = Tensor(DType::kI32, {64});
