@@ -1134,11 +1134,40 @@ const ConflictAnalysis::Counters& ConflictAnalysis::counters() const {
   return impl_->counters;
 }
 
-bool NeedsOrdering(const MemoryEffect& a, const MemoryEffect& b) {
-  if (!a.writes() && !b.writes()) return false;
+namespace {
+
+bool OfMbarrier(const MemoryEffect& effect) {
+  return effect.buffer != nullptr && effect.buffer->type().is_buffer() &&
+         effect.buffer->type().dtype() == DType::kMbarrier;
+}
+
+// A ring of circular-buffer's, whose phases its own protocol orders.
+bool OfRing(const MemoryEffect& effect) {
+  const Value* buffer = effect.buffer;
+  return buffer != nullptr && buffer->kind() == Value::Kind::kResult &&
+         buffer->defining_op()->kind() == OpKind::kAllocShared &&
+         buffer->defining_op()->GetFlag("ring");
+}
+
+}  // namespace
+
+bool NeedsOrdering(const MemoryEffect& earlier, const MemoryEffect& later) {
+  // A wait for an mbarrier's phase, then an arrival by another thread that
+  // can complete the next phase: unless the waiter observed its phase
+  // first, it may find the barrier two phases on, with its parity
+  // incomplete again, and wait for the wrong phase (or forever). Waits and
+  // arrivals of a circular-buffer ring are ordered by its own protocol.
+  if (OfMbarrier(earlier) && OfMbarrier(later) &&
+      earlier.order == MemoryOrder::kAcquire && !earlier.writes() &&
+      later.order == MemoryOrder::kRelease && later.writes() &&
+      later.completion == Completion::kImmediate && !OfRing(earlier)) {
+    return true;
+  }
+  if (!earlier.writes() && !later.writes()) return false;
   // Atomic accesses (mbarrier arrivals and waits, atomics) are ordered
   // among themselves by the hardware.
-  return a.order == MemoryOrder::kWeak || b.order == MemoryOrder::kWeak;
+  return earlier.order == MemoryOrder::kWeak ||
+         later.order == MemoryOrder::kWeak;
 }
 
 // ---------------------------------------------------------------------------

@@ -133,13 +133,10 @@ bool RunFuzzer(const FuzzOptions& options, std::ostream& out) {
   out << "fuzz: from seed " << options.first_seed << " for " << options.seconds
       << " s, " << options.combinations
       << " option combination(s) besides the default pipeline per kernel, "
-      << options.schedules << " adversarial schedule(s) each"
-      << (options.generator.known_bug_classes ? ", known-bug shapes included"
-                                              : "")
-      << "\n";
+      << options.schedules << " adversarial schedule(s) each\n";
   for (uint64_t seed = options.first_seed;
        kernels == 0 || elapsed() < options.seconds; ++seed) {
-    const std::string text = GenerateKernel(seed, options.generator);
+    const std::string text = GenerateKernel(seed);
     auto source = std::make_shared<SourceFile>();
     source->name = absl::StrCat("fuzz-", seed, ".kir");
     source->text = text;

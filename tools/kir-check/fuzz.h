@@ -22,7 +22,6 @@ struct FuzzOptions {
   int schedules = 2;     // adversarial runs per lowering
   int combinations = 3;  // sampled option combinations besides default
   std::string out_dir;   // where failing kernels go ("": not written)
-  GeneratorOptions generator;
 };
 
 // The pipelines a kernel is lowered with: "default" first, then

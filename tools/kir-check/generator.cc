@@ -17,8 +17,7 @@ constexpr int kInRows = 64;  // %in: global f32[64, 32], read only
 
 class Generator {
  public:
-  Generator(uint64_t seed, const GeneratorOptions& options)
-      : rng_(seed), seed_(seed), options_(options) {}
+  explicit Generator(uint64_t seed) : rng_(seed), seed_(seed) {}
 
   std::string Generate();
 
@@ -26,23 +25,6 @@ class Generator {
   struct Buffer {
     std::string name;
     int swizzle = 0;
-    // Last accessed inside a loop whose body also reads other threads'
-    // elements, so that the body holds a barrier: a TMA store or load of it
-    // after the loop is the shape issue 10 reports the fence pass gets
-    // wrong (the fence hoisted past the barrier).
-    bool loop_written = false;
-    // Read across threads since its last write: its writes got a barrier
-    // after them, and the fence pass is known to place the writers' fence
-    // for a later TMA store past it (the findings'
-    // fence_merged_past_barrier).
-    bool read_across = false;
-    // Written by the phase just before (nothing in between): a TMA store
-    // now is the plain writers -> fence -> barrier -> store shape.
-    bool just_written = false;
-    // Accessed by threads since its last TMA load (or ever): a TMA load
-    // now needs the readers' fences (R3), which the fence pass is known to
-    // misplace in several shapes (the findings).
-    bool generic_since_async = false;
   };
   // Who runs a phase: the block or a role.
   struct Context {
@@ -118,23 +100,17 @@ class Generator {
 
   // Every thread of `context` visits its share of the R x 32 elements of a
   // buffer: `body(row, column, flat)` is emitted once in a loop, or once per
-  // element, unrolled (a loop's body may get a barrier, which the fence
-  // pass is known to mishandle after it: see `in_element_loop_`).
+  // element, unrolled (a loop's body may get a barrier, and the fences the
+  // passes place around it are what this shape tests).
   template <typename Body>
   void ForElements(const Context& context, Body&& body) {
     const int per_thread = rows_ * 32 / context.threads;
-    // Inside a phase loop, an element loop with a barrier in its body and
-    // a TMA op of the buffer in the next iteration is the known fence
-    // misplacement: unrolled there unless asked for.
-    const bool unrolled = (!context.loop.empty() &&
-                           !options_.known_bug_classes && per_thread <= 4) ||
-                          (per_thread <= 4 && Chance(60));
+    const bool unrolled = per_thread <= 4 && Chance(60);
     std::string i;
     if (!unrolled) {
       i = Fresh("i");
       Open(absl::StrCat("for ", i, " = ", Index(0), " to ", Index(per_thread),
                         " step ", Index(1), " {"));
-      in_element_loop_ = true;
     }
     for (int k = 0; k < (unrolled ? per_thread : 1); ++k) {
       std::string flat = Fresh("flat");
@@ -185,7 +161,6 @@ class Generator {
 
   void LoadGeneric(Context& context, int buffer) {
     const int row_in = Pick(kInRows - rows_ + 1);
-    in_element_loop_ = false;
     ForElements(context, [&](const std::string& row, const std::string& column,
                              const std::string&) {
       const std::string global_row = Fresh("gr");
@@ -198,7 +173,6 @@ class Generator {
       Line(absl::StrCat("store ", buffers_[buffer].name, "[", row, ", ", column,
                         "], ", w));
     });
-    Written(context, buffer, false);
   }
 
   void LoadTma(Context& context, int buffer) {
@@ -224,9 +198,6 @@ class Generator {
       context.loop_has_tma_load = true;
     }
     Line(absl::StrCat("mbarrier.wait %bar[", bar, "], ", parity));
-    in_element_loop_ = false;
-    Written(context, buffer, false);
-    buffers_[buffer].generic_since_async = false;
   }
 
   void Compute(Context& context, int source, int destination) {
@@ -236,7 +207,6 @@ class Generator {
     const bool add = Chance(50);
     const bool guarded = Chance(30);
     const int bound = 8 * (1 + Pick(context.threads / 8));
-    in_element_loop_ = false;
     ForElements(context, [&](const std::string& row, const std::string& column,
                              const std::string& flat) {
       const std::string q = Fresh("q");
@@ -276,9 +246,6 @@ class Generator {
                         column, "], ", value));
       if (guarded) Close();
     });
-    Touched(context, source, true);
-    buffers_[source].read_across = true;
-    Written(context, destination, true);
   }
 
   // The first output row of a phase: the block's region, the phase's
@@ -313,7 +280,6 @@ class Generator {
 
   void StoreGeneric(Context& context, int buffer) {
     const std::string base = OutputRow(context, rows_);
-    in_element_loop_ = false;
     ForElements(context, [&](const std::string& row, const std::string& column,
                              const std::string&) {
       const std::string v = Fresh("v");
@@ -323,16 +289,10 @@ class Generator {
       Line(absl::StrCat(global_row, " = add ", base, ", ", row, " : index"));
       Line(absl::StrCat("store %out[", global_row, ", ", column, "], ", v));
     });
-    Touched(context, buffer, false);
   }
 
   bool StoreTma(Context& context, int buffer) {
     if (!tma_capable_[buffer]) return false;
-    if ((buffers_[buffer].loop_written || buffers_[buffer].read_across ||
-         (buffers_[buffer].generic_since_async &&
-          !buffers_[buffer].just_written)) &&
-        !options_.known_bug_classes)
-      return false;
     // Its own output tensor: insert-async-waits rejects a generic access
     // of a tensor a pending TMA store writes, even of other rows.
     const std::string row = TmaOutputRow(context);
@@ -344,70 +304,22 @@ class Generator {
     return true;
   }
 
-  // A write of `buffer`: last written in a loop, or not.
-  void Written(const Context& context, int buffer, bool cross_thread) {
-    (void)cross_thread;
-    buffers_[buffer].read_across = false;
-    buffers_[buffer].generic_since_async = true;
-    written_now_ = buffer;
-    if (!context.loop.empty()) {
-      MarkLoop(buffer);
-      return;
-    }
-    buffers_[buffer].loop_written = in_element_loop_;
-  }
-  // A read of `buffer`: in a loop, a later TMA load refilling it needs the
-  // readers' fences, the same shape.
-  void Touched(const Context& context, int buffer, bool cross_thread) {
-    (void)cross_thread;
-    buffers_[buffer].generic_since_async = true;
-    if (!context.loop.empty()) {
-      MarkLoop(buffer);
-    } else if (in_element_loop_) {
-      buffers_[buffer].loop_written = true;
-    }
-  }
-  // Inside a phase loop every access counts: the body may get barriers.
-  void MarkLoop(int buffer) {
-    loop_touched_.push_back(buffer);
-    for (int touched : loop_touched_) buffers_[touched].loop_written = true;
-  }
-
   // One phase of `context`: a load, a computation or a store, or a loop
   // of them.
   void Phase(Context& context, int depth) {
     // Large kernels cost the passes more time than they find (their
     // analyses grow with the body): a budget of lines.
     if (body_.size() > 240) return;
-    // What the previous phase wrote (and nothing since) is just written.
-    for (Buffer& buffer : buffers_) buffer.just_written = false;
-    if (written_now_ >= 0) buffers_[written_now_].just_written = true;
-    written_now_ = -1;
     const std::vector<int>& owned = context.buffers;
     const int a = owned[Pick(static_cast<int>(owned.size()))];
     const int b = owned[Pick(static_cast<int>(owned.size()))];
-    if (!context.loop.empty() && !options_.known_bug_classes &&
-        rows_ * 32 / context.threads > 4) {
-      // Element loops would go in this loop's body (see ForElements), and
-      // a TMA load only the issuer's TMA store consumed is the other known
-      // shape (mbarrier_phase_reuse): nothing here.
-      return;
-    }
     switch (Pick(depth == 0 ? 6 : 5)) {
       case 0:
         LoadGeneric(context, a);
         return;
       case 1:
-        if (tma_capable_[a] && !context.loop_has_tma_load &&
-            ((!buffers_[a].loop_written && !buffers_[a].generic_since_async) ||
-             options_.known_bug_classes)) {
+        if (tma_capable_[a] && !context.loop_has_tma_load) {
           LoadTma(context, a);
-          if (!options_.known_bug_classes) {
-            // Every thread reads the data before the next load on the
-            // mbarrier, so that a barrier orders every wait before the next
-            // arrive (see mbarrier_phase_reuse in the findings).
-            StoreGeneric(context, a);
-          }
           return;
         }
         LoadGeneric(context, a);
@@ -426,7 +338,6 @@ class Generator {
         inner.trips = 2 + Pick(3);
         inner.loop = Fresh("it");
         inner.loop_has_tma_load = false;
-        loop_touched_.clear();
         Open(absl::StrCat("for ", inner.loop, " = ", Index(0), " to ",
                           Index(inner.trips), " step ", Index(1), " {"));
         const int phases = 1 + Pick(3);
@@ -559,16 +470,12 @@ class Generator {
 
   std::mt19937_64 rng_;
   uint64_t seed_;
-  GeneratorOptions options_;
   int counter_ = 0;
   int indent_ = 1;
   int rows_ = 8;
   int rows_per_block_ = 0;
   int tma_rows_per_block_ = 0;
-  std::vector<int> loop_touched_;
-  bool in_element_loop_ = false;  // the last ForElements was a loop
-  int written_now_ = -1;          // the buffer the last phase wrote
-  int barriers_ = 0;              // mbarriers, one per TMA load site
+  int barriers_ = 0;  // mbarriers, one per TMA load site
   std::set<std::string> defined_, maps_;
   std::vector<std::string> header_, allocs_, body_, params_;
   std::vector<Buffer> buffers_;
@@ -674,8 +581,8 @@ std::string Generator::Generate() {
 
 }  // namespace
 
-std::string GenerateKernel(uint64_t seed, const GeneratorOptions& options) {
-  Generator generator(seed, options);
+std::string GenerateKernel(uint64_t seed) {
+  Generator generator(seed);
   return generator.Generate();
 }
 

@@ -13,18 +13,8 @@
 
 namespace kir::check {
 
-struct GeneratorOptions {
-  // Also generate the shapes the passes are known to lower wrongly today:
-  // a TMA store or load of a buffer last accessed in a loop whose body
-  // holds a barrier (the fence hoisted past it, issue 10), and a loop of
-  // TMA loads whose data no other thread reads in the iteration (nothing
-  // orders the waits of one phase before the next arrive). Off in CI, so
-  // that a failure there is a new one.
-  bool known_bug_classes = false;
-};
-
 // A kernel `@fuzz` with its `// run:` directive, from `seed`.
-std::string GenerateKernel(uint64_t seed, const GeneratorOptions& options);
+std::string GenerateKernel(uint64_t seed);
 
 }  // namespace kir::check
 

@@ -23,7 +23,7 @@ TEST(Generator, KernelsAreValidAndCoverTheFeatures) {
                             "if %g",      "swizzle = 128", "block(32)",
                             "block(256)", "grid(2)"};
   for (uint64_t seed = 1; seed <= 300; ++seed) {
-    const std::string text = GenerateKernel(seed, GeneratorOptions());
+    const std::string text = GenerateKernel(seed);
     auto source = std::make_shared<SourceFile>();
     source->name = "fuzz.kir";
     source->text = text;
@@ -42,7 +42,7 @@ TEST(Generator, KernelsAreValidAndCoverTheFeatures) {
       if (absl::StrContains(text, feature)) ++seen[feature];
     }
     // The same seed gives the same kernel.
-    ASSERT_EQ(text, GenerateKernel(seed, GeneratorOptions()));
+    ASSERT_EQ(text, GenerateKernel(seed));
   }
   for (const char* feature : features)
     EXPECT_GT(seen[feature], 0) << "no kernel has " << feature;

@@ -88,8 +88,6 @@ Fuzzing (no FILE):
                          printed)
   --fuzz-combinations=N  option combinations per kernel (default 3)
   --fuzz-out=DIR         write failing kernels there, as regression inputs
-  --fuzz-known-bugs      also generate the shapes the passes are known to
-                         lower wrongly (issue 10)
   --fuzz-replay=DIR      check every .kir there with the pipelines its
                          `// fuzz-pipeline:` lines name
   --fuzz-print=SEED      print the kernel of SEED and stop
@@ -112,7 +110,6 @@ struct Flags {
   std::optional<uint64_t> fuzz_seed;
   int fuzz_combinations = 3;
   std::string fuzz_out, fuzz_replay;
-  bool fuzz_known_bugs = false;
   std::optional<uint64_t> fuzz_print;
   bool stats = false;
 };
@@ -191,8 +188,6 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       if (!absl::SimpleAtoi(value, &seed))
         return "--fuzz-print takes an unsigned integer";
       flags.fuzz_print = seed;
-    } else if (arg == "--fuzz-known-bugs") {
-      flags.fuzz_known_bugs = true;
     } else if (arg == "--mutate") {
       flags.mutate = true;
     } else if (arg == "--no-verify") {
@@ -382,9 +377,7 @@ int Main(int argc, char** argv) {
     return 1;
   }
   if (flags.fuzz_print.has_value()) {
-    GeneratorOptions options;
-    options.known_bug_classes = flags.fuzz_known_bugs;
-    std::cout << GenerateKernel(*flags.fuzz_print, options);
+    std::cout << GenerateKernel(*flags.fuzz_print);
     return 0;
   }
   const int schedules = flags.seeds_given ? flags.check.seeds : 2;
@@ -401,7 +394,6 @@ int Main(int argc, char** argv) {
     options.schedules = schedules;
     options.combinations = flags.fuzz_combinations;
     options.out_dir = flags.fuzz_out;
-    options.generator.known_bug_classes = flags.fuzz_known_bugs;
     return RunFuzzer(options, std::cout) ? 0 : 1;
   }
   std::shared_ptr<SourceFile> source = ReadSourceFile(flags.file);
