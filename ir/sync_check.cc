@@ -1,4 +1,4 @@
-// Conflicts and ordering of shared-memory accesses; see sync_check.h.
+// Conflicts and ordering of a block's memory accesses; see sync_check.h.
 #include "ir/sync_check.h"
 
 #include <algorithm>
@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
-#include "ir/checked_math.h"
 #include "ir/diagnostics.h"
+#include "ir/static_values.h"
 #include "ir/static_values.h"
 
 namespace kir {
@@ -44,23 +44,36 @@ struct Affine {
   bool varying = false;
 };
 
-bool Overflows(int64_t value) {
-  // Keep every intermediate far from the int64 limits, so sums of a few of
-  // them cannot wrap; products go through BoundedMul.
-  return value > (int64_t{1} << 40) || value < -(int64_t{1} << 40);
+// Keep every intermediate far from the int64 limits, so that sums and
+// products of a few of them cannot wrap; the analysis gives up beyond.
+constexpr int64_t kLimit = int64_t{1} << 40;
+
+bool Overflows(int64_t value) { return value > kLimit || value < -kLimit; }
+
+// a + b and a * b, or nullopt when the result leaves [-kLimit, kLimit].
+std::optional<int64_t> Add(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum) || Overflows(sum)) return std::nullopt;
+  return sum;
 }
 
-// a * b and a + b when the result stays within the bounds above; nullopt
-// otherwise (never undefined).
-std::optional<int64_t> BoundedMul(int64_t a, int64_t b) {
-  std::optional<int64_t> product = CheckedMul(a, b);
-  if (!product || Overflows(*product)) return std::nullopt;
+std::optional<int64_t> Multiply(int64_t a, int64_t b) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product) || Overflows(product)) {
+    return std::nullopt;
+  }
   return product;
 }
-std::optional<int64_t> BoundedAdd(int64_t a, int64_t b) {
-  std::optional<int64_t> sum = CheckedAdd(a, b);
-  if (!sum || Overflows(*sum)) return std::nullopt;
-  return sum;
+
+// Floor division and modulo by a positive divisor.
+int64_t FloorDiv(int64_t a, int64_t m) {
+  const int64_t q = a / m;
+  return (a % m != 0 && a < 0) ? q - 1 : q;
+}
+
+int64_t FloorMod(int64_t a, int64_t m) {
+  const int64_t r = a % m;
+  return r < 0 ? r + m : r;
 }
 
 std::shared_ptr<const Vec> Combine(const std::shared_ptr<const Vec>& a,
@@ -69,9 +82,9 @@ std::shared_ptr<const Vec> Combine(const std::shared_ptr<const Vec>& a,
   if (b == nullptr) return a;
   Vec out(b->size());
   for (size_t t = 0; t < b->size(); ++t) {
-    std::optional<int64_t> scaled = BoundedMul(b_scale, (*b)[t]);
+    std::optional<int64_t> scaled = Multiply(b_scale, (*b)[t]);
     std::optional<int64_t> sum =
-        scaled ? BoundedAdd(a ? (*a)[t] : 0, *scaled) : std::nullopt;
+        scaled ? Add(a ? (*a)[t] : 0, *scaled) : std::nullopt;
     if (!sum) {
       *ok = false;
       return nullptr;
@@ -127,9 +140,105 @@ const Op* InductionLoop(const Value* value) {
   return owner != nullptr && owner->kind() == OpKind::kFor ? owner : nullptr;
 }
 
+const Value* InductionVariable(const Op& loop) {
+  return loop.num_regions() > 0 && loop.region(0).num_arguments() > 0
+             ? loop.region(0).argument(0)
+             : nullptr;
+}
+
 bool IsSharedAllocation(const Value* value) {
   return value != nullptr && value->kind() == Value::Kind::kResult &&
          value->defining_op()->kind() == OpKind::kAllocShared;
+}
+
+// A tensor parameter or a workspace: distinct ones never alias
+// (ir/language.md, "Memory and aliasing").
+bool IsGlobalBuffer(const Value* value) {
+  return value != nullptr && value->type().is_buffer() &&
+         value->type().space() == MemorySpace::kGlobal;
+}
+
+// The op defining `value` when it is of `kind` with two operands.
+const Op* BinaryOf(const Value* value, OpKind kind) {
+  if (value == nullptr || value->kind() != Value::Kind::kResult) return nullptr;
+  const Op* op = value->defining_op();
+  return op->kind() == kind && op->num_operands() == 2 ? op : nullptr;
+}
+
+// `rem(x * iv + sum(c * invariant) + offset, modulus)` with a non-negative
+// dividend: two remainders of one form differ by a known amount at every
+// iteration distance, whatever the invariant values are.
+struct RemainderForm {
+  int64_t modulus = 0;
+  int64_t iv_coefficient = 0;  // of the stepping loop's induction variable
+  std::map<const Value*, int64_t> invariant;
+  int64_t offset = 0;
+  bool SameForm(const RemainderForm& other) const {
+    return modulus == other.modulus && iv_coefficient == other.iv_coefficient &&
+           invariant == other.invariant;
+  }
+};
+
+// A value that may differ between the two runs of a carried pair, in every
+// dimension it appears with the same coefficient on both sides.
+struct Candidate {
+  const Value* atom = nullptr;
+  int64_t coefficient = 0;
+  std::optional<Interval> range;
+};
+
+// One dimension of a comparison: the later box's origin minus the earlier's
+// is part_b[t2] - part_a[t1] + one of `offsets(k)`.
+struct DimensionDifference {
+  bool known = true;
+  const Vec* part_a = nullptr;
+  const Vec* part_b = nullptr;
+  int64_t base = 0;
+  int64_t per_step = 0;  // times k, the iteration distance
+  // Remainder terms: coefficient * ((step * k + offset) mod m, or that
+  // minus m).
+  struct ModTerm {
+    int64_t coefficient, step, offset, modulus;
+  };
+  std::vector<ModTerm> mods;
+  // Uniform terms that do not cancel, bounded by their ranges, other than
+  // the candidates.
+  int64_t residual_lo = 0, residual_hi = 0;
+  std::vector<Candidate> candidates;
+  // The residual without the candidates, for the injectivity argument.
+  bool rest_known = false;
+  int64_t rest_lo = 0, rest_hi = 0;
+  int64_t extent_a = 1, extent_b = 1;
+};
+
+// The offsets `dim` may add at iteration distance k.
+std::vector<int64_t> Offsets(const DimensionDifference& dim, int64_t k) {
+  std::optional<int64_t> first = Multiply(dim.per_step, k);
+  if (first) first = Add(dim.base, *first);
+  if (!first) return {};
+  std::vector<int64_t> out = {*first};
+  for (const DimensionDifference::ModTerm& mod : dim.mods) {
+    std::optional<int64_t> shift = Multiply(mod.step, k);
+    if (shift) shift = Add(*shift, mod.offset);
+    if (!shift) return {};
+    const int64_t r = FloorMod(*shift, mod.modulus);
+    std::vector<int64_t> choices = {r};
+    if (r != 0) choices.push_back(r - mod.modulus);
+    std::vector<int64_t> next;
+    for (int64_t o : out) {
+      for (int64_t c : choices) {
+        std::optional<int64_t> term = Multiply(mod.coefficient, c);
+        if (term) term = Add(o, *term);
+        if (!term) return {};
+        next.push_back(*term);
+      }
+    }
+    out = std::move(next);
+    if (out.size() > kMaxCandidates) return {};
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 }  // namespace
@@ -143,16 +252,35 @@ struct ConflictAnalysis::Impl {
 
   const Affine& Decompose(const Value* value, int depth = 0) const;
   Affine DecomposeUncached(const Value* value, int depth) const;
-  std::optional<Interval> Range(const Value* value, int depth = 0) const;
+  // The values `value` takes, in the threads of `among` (all threads when
+  // null) for per-thread values.
+  std::optional<Interval> Range(const Value* value,
+                                const ThreadBits* among = nullptr,
+                                int depth = 0) const;
+  std::optional<Interval> PartRange(const Vec* part,
+                                    const ThreadBits* among) const;
   std::optional<int64_t> Constant(const Value* value) const;
   std::optional<int64_t> TripCount(const Op& loop) const;
   int ElectedWarp(const Op& op) const;
-  bool AnyDistinctPair(const ThreadBits& a, const ThreadBits& b) const;
+  std::optional<RemainderForm> FormOf(const Value* atom,
+                                      const Op* stepping) const;
+  void PairRemainders(std::map<const Value*, int64_t>& atoms_a,
+                      std::map<const Value*, int64_t>& atoms_b,
+                      const Op* stepping, std::optional<int64_t> step,
+                      DimensionDifference& dim) const;
+  bool ForcesSameIteration(std::set<const Value*> equal,
+                           const Op& stepping) const;
+  // For a carried pair: the values of the iteration that an overlap forces
+  // to be equal in both runs (one per dimension at most), or nullopt when
+  // some dimension can never overlap.
+  std::optional<std::set<const Value*>> ForcedEqual(
+      const std::vector<DimensionDifference>& dims, const ThreadBits& ta,
+      const ThreadBits& tb) const;
 
   bool MayOverlap(const Op& a, const MemoryEffect& ea, const ThreadBits& ta,
                   const Op& b, const MemoryEffect& eb, const ThreadBits& tb,
                   absl::Span<const CarriedLoop> carried,
-                  bool same_thread) const;
+                  ThreadPairs pairs) const;
 
   const Kernel& kernel;
   const ThreadAnalysis& threads;
@@ -169,10 +297,8 @@ std::optional<int64_t> ConflictAnalysis::Impl::Constant(
   if (value->kind() == Value::Kind::kResult &&
       value->defining_op()->kind() == OpKind::kConst) {
     const Attribute* attr = value->defining_op()->FindAttr("value");
-    // Constants beyond the bounds are unknowns, so arithmetic on them
-    // cannot wrap.
     if (attr != nullptr && attr->is_integral && value->type().is_scalar() &&
-        IsInteger(value->type().dtype()) && !Overflows(attr->int_value)) {
+        IsInteger(value->type().dtype())) {
       return attr->int_value;
     }
     return std::nullopt;
@@ -182,7 +308,6 @@ std::optional<int64_t> ConflictAnalysis::Impl::Constant(
   for (int64_t v : *values) {
     if (v != values->front()) return std::nullopt;
   }
-  if (Overflows(values->front())) return std::nullopt;
   return values->front();
 }
 
@@ -206,12 +331,6 @@ Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
     return out;
   }
   if (const Vec* part = threads.PerThreadValues(value)) {
-    for (int64_t v : *part) {
-      if (Overflows(v)) {
-        out.varying = true;
-        return out;
-      }
-    }
     // Not owned: the thread analysis outlives this one.
     out.part = std::shared_ptr<const Vec>(std::shared_ptr<const Vec>(), part);
     return out;
@@ -231,13 +350,15 @@ Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
       out.part = Combine(lhs.part, rhs.part, sign, &ok);
       out.atoms = lhs.atoms;
       for (const auto& [atom, coefficient] : rhs.atoms) {
-        out.atoms[atom] += sign * coefficient;
-        if (Overflows(out.atoms[atom])) ok = false;
+        std::optional<int64_t> sum = Add(out.atoms[atom], sign * coefficient);
+        if (!sum) ok = false;
+        out.atoms[atom] = sum.value_or(0);
         if (out.atoms[atom] == 0) out.atoms.erase(atom);
       }
-      out.constant = lhs.constant + sign * rhs.constant;
+      std::optional<int64_t> constant = Add(lhs.constant, sign * rhs.constant);
+      out.constant = constant.value_or(0);
       out.varying = lhs.varying || rhs.varying;
-      if (ok && !Overflows(out.constant)) return out;
+      if (ok && constant) return out;
       out = Affine();
     } else if (kind == OpKind::kMul && op.num_operands() == 2) {
       std::optional<int64_t> factor = Constant(op.operand_value(1));
@@ -251,15 +372,55 @@ Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
         bool ok = true;
         out.part = Scale(inner.part, *factor, &ok);
         for (const auto& [atom, coefficient] : inner.atoms) {
-          std::optional<int64_t> scaled = BoundedMul(coefficient, *factor);
+          std::optional<int64_t> scaled = Multiply(coefficient, *factor);
           if (!scaled) ok = false;
           if (*factor != 0 && scaled) out.atoms[atom] = *scaled;
         }
-        std::optional<int64_t> constant = BoundedMul(inner.constant, *factor);
+        std::optional<int64_t> constant = Multiply(inner.constant, *factor);
         out.constant = constant.value_or(0);
         out.varying = inner.varying;
         if (ok && constant) return out;
         out = Affine();
+      }
+    } else if ((kind == OpKind::kDiv || kind == OpKind::kRem) &&
+               op.num_operands() == 2) {
+      // x = m * Q + R, Q the atoms (each coefficient a multiple of m) and R
+      // the per-thread part and the constant. For x >= 0 the truncating
+      // division is floor division, so x div m = Q + floor(R / m) and
+      // x rem m = R mod m: a flattened cooperative index (r * 128 + tid)
+      // splits into its row and column exactly.
+      std::optional<int64_t> divisor = Constant(op.operand_value(1));
+      const Affine& inner = Decompose(op.operand_value(0), depth + 1);
+      bool exact = divisor && *divisor > 0 && !inner.varying &&
+                   (inner.part != nullptr || !inner.atoms.empty());
+      for (const auto& [atom, coefficient] : inner.atoms) {
+        exact = exact && coefficient % *divisor == 0;
+      }
+      if (exact) {
+        std::optional<Interval> range =
+            Range(op.operand_value(0), nullptr, depth + 1);
+        exact = range && range->lo >= 0;
+      }
+      if (exact) {
+        const int64_t m = *divisor;
+        const bool div = kind == OpKind::kDiv;
+        if (div) {
+          for (const auto& [atom, coefficient] : inner.atoms) {
+            out.atoms[atom] = coefficient / m;
+          }
+        }
+        if (inner.part != nullptr) {
+          Vec values(inner.part->size());
+          for (size_t t = 0; t < values.size(); ++t) {
+            const int64_t r = (*inner.part)[t] + inner.constant;
+            values[t] = div ? FloorDiv(r, m) : FloorMod(r, m);
+          }
+          out.part = std::make_shared<const Vec>(std::move(values));
+        } else {
+          out.constant =
+              div ? FloorDiv(inner.constant, m) : FloorMod(inner.constant, m);
+        }
+        return out;
       }
     }
   }
@@ -274,23 +435,43 @@ Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
   return out;
 }
 
+std::optional<Interval> ConflictAnalysis::Impl::PartRange(
+    const Vec* part, const ThreadBits* among) const {
+  if (part == nullptr) return Interval{0, 0};
+  std::optional<Interval> out;
+  for (size_t t = 0; t < part->size(); ++t) {
+    if (among != nullptr && (t >= 1024 || !(*among)[t])) continue;
+    const int64_t v = (*part)[t];
+    if (!out) {
+      out = Interval{v, v};
+    } else {
+      out->lo = std::min(out->lo, v);
+      out->hi = std::max(out->hi, v);
+    }
+  }
+  // No thread of `among`: the bounds over all threads still hold.
+  if (!out && among != nullptr) return PartRange(part, nullptr);
+  return out;
+}
+
 std::optional<Interval> ConflictAnalysis::Impl::Range(const Value* value,
+                                                      const ThreadBits* among,
                                                       int depth) const {
   if (value == nullptr || depth > kMaxDepth) return std::nullopt;
   if (std::optional<int64_t> constant = Constant(value)) {
     return Interval{*constant, *constant};
   }
   if (const Vec* part = threads.PerThreadValues(value)) {
-    if (part->empty()) return std::nullopt;
-    auto [lo, hi] = std::minmax_element(part->begin(), part->end());
-    if (Overflows(*lo) || Overflows(*hi)) return std::nullopt;
-    return Interval{*lo, *hi};
+    return PartRange(part, among);
   }
   if (const Op* loop = InductionLoop(value)) {
     if (loop->num_operands() < 3) return std::nullopt;
-    std::optional<Interval> lower = Range(loop->operand_value(0), depth + 1);
-    std::optional<Interval> upper = Range(loop->operand_value(1), depth + 1);
-    std::optional<Interval> step = Range(loop->operand_value(2), depth + 1);
+    std::optional<Interval> lower =
+        Range(loop->operand_value(0), among, depth + 1);
+    std::optional<Interval> upper =
+        Range(loop->operand_value(1), among, depth + 1);
+    std::optional<Interval> step =
+        Range(loop->operand_value(2), among, depth + 1);
     if (!lower || !upper || !step || step->lo <= 0) return std::nullopt;
     // The body never runs when no value is below the upper bound.
     return Interval{lower->lo, std::max(lower->lo, upper->hi - 1)};
@@ -301,8 +482,8 @@ std::optional<Interval> ConflictAnalysis::Impl::Range(const Value* value,
       !(value->type().is_scalar() && IsInteger(value->type().dtype()))) {
     return std::nullopt;
   }
-  std::optional<Interval> a = Range(op.operand_value(0), depth + 1);
-  std::optional<Interval> b = Range(op.operand_value(1), depth + 1);
+  std::optional<Interval> a = Range(op.operand_value(0), among, depth + 1);
+  std::optional<Interval> b = Range(op.operand_value(1), among, depth + 1);
   if (!a || !b) {
     // rem by a positive constant is bounded whatever the dividend.
     if (op.kind() == OpKind::kRem && b && b->lo > 0) {
@@ -310,50 +491,55 @@ std::optional<Interval> ConflictAnalysis::Impl::Range(const Value* value,
     }
     return std::nullopt;
   }
-  Interval out;
+  std::optional<int64_t> lo, hi;
   switch (op.kind()) {
     case OpKind::kAdd:
-      out = {a->lo + b->lo, a->hi + b->hi};
+      lo = Add(a->lo, b->lo);
+      hi = Add(a->hi, b->hi);
       break;
     case OpKind::kSub:
-      out = {a->lo - b->hi, a->hi - b->lo};
+      lo = Add(a->lo, -b->hi);
+      hi = Add(a->hi, -b->lo);
       break;
     case OpKind::kMul: {
-      int64_t products[4];
-      const int64_t* sides_a[] = {&a->lo, &a->lo, &a->hi, &a->hi};
-      const int64_t* sides_b[] = {&b->lo, &b->hi, &b->lo, &b->hi};
-      for (int i = 0; i < 4; ++i) {
-        std::optional<int64_t> p = BoundedMul(*sides_a[i], *sides_b[i]);
+      const std::optional<int64_t> products[] = {
+          Multiply(a->lo, b->lo), Multiply(a->lo, b->hi),
+          Multiply(a->hi, b->lo), Multiply(a->hi, b->hi)};
+      for (const std::optional<int64_t>& p : products) {
         if (!p) return std::nullopt;
-        products[i] = *p;
+        lo = lo ? std::min(*lo, *p) : *p;
+        hi = hi ? std::max(*hi, *p) : *p;
       }
-      out = {*std::min_element(products, products + 4),
-             *std::max_element(products, products + 4)};
       break;
     }
     case OpKind::kMin:
-      out = {std::min(a->lo, b->lo), std::min(a->hi, b->hi)};
+      lo = std::min(a->lo, b->lo);
+      hi = std::min(a->hi, b->hi);
       break;
     case OpKind::kMax:
-      out = {std::max(a->lo, b->lo), std::max(a->hi, b->hi)};
+      lo = std::max(a->lo, b->lo);
+      hi = std::max(a->hi, b->hi);
       break;
     case OpKind::kDiv:
       if (a->lo < 0 || b->lo <= 0) return std::nullopt;
-      out = {a->lo / b->hi, a->hi / b->lo};
+      lo = a->lo / b->hi;
+      hi = a->hi / b->lo;
       break;
     case OpKind::kRem:
       if (b->lo <= 0) return std::nullopt;
       if (a->lo >= 0) {
-        out = {0, std::min(a->hi, b->hi - 1)};
+        lo = 0;
+        hi = std::min(a->hi, b->hi - 1);
       } else {
-        out = {-(b->hi - 1), b->hi - 1};
+        lo = -(b->hi - 1);
+        hi = b->hi - 1;
       }
       break;
     default:
       return std::nullopt;
   }
-  if (Overflows(out.lo) || Overflows(out.hi)) return std::nullopt;
-  return out;
+  if (!lo || !hi || Overflows(*lo) || Overflows(*hi)) return std::nullopt;
+  return Interval{*lo, *hi};
 }
 
 std::optional<int64_t> ConflictAnalysis::Impl::TripCount(const Op& loop) const {
@@ -373,88 +559,206 @@ int ConflictAnalysis::Impl::ElectedWarp(const Op& op) const {
   return warps.size() == 1 ? warps[0] : -1;
 }
 
-bool ConflictAnalysis::Impl::AnyDistinctPair(const ThreadBits& a,
-                                             const ThreadBits& b) const {
-  if (a.none() || b.none()) return false;
-  return !(a.count() == 1 && b.count() == 1 && a == b);
+std::optional<RemainderForm> ConflictAnalysis::Impl::FormOf(
+    const Value* atom, const Op* stepping) const {
+  const Op* rem = BinaryOf(atom, OpKind::kRem);
+  if (rem == nullptr) return std::nullopt;
+  std::optional<int64_t> modulus = Constant(rem->operand_value(1));
+  if (!modulus || *modulus <= 0) return std::nullopt;
+  const Affine& dividend = Decompose(rem->operand_value(0));
+  if (dividend.varying || dividend.part != nullptr) return std::nullopt;
+  std::optional<Interval> range = Range(rem->operand_value(0));
+  if (!range || range->lo < 0) return std::nullopt;
+  RemainderForm form;
+  form.modulus = *modulus;
+  form.offset = dividend.constant;
+  const Value* iv =
+      stepping != nullptr ? InductionVariable(*stepping) : nullptr;
+  for (const auto& [value, coefficient] : dividend.atoms) {
+    if (value == iv) {
+      form.iv_coefficient = coefficient;
+    } else if (stepping != nullptr && DefinedInside(value, stepping)) {
+      return std::nullopt;  // differs between the runs in an unknown way
+    } else {
+      form.invariant[value] = coefficient;
+    }
+  }
+  return form;
 }
 
-namespace {
+// Pairs remainders of one form with equal coefficients on the two sides
+// (`(i + 2) % 3` against `i % 3`, or `i % 3` in two iterations): each pair
+// becomes a term of the difference and leaves the atom lists.
+void ConflictAnalysis::Impl::PairRemainders(
+    std::map<const Value*, int64_t>& atoms_a,
+    std::map<const Value*, int64_t>& atoms_b, const Op* stepping,
+    std::optional<int64_t> step, DimensionDifference& dim) const {
+  for (auto a = atoms_a.begin(); a != atoms_a.end();) {
+    std::optional<RemainderForm> form_a = FormOf(a->first, stepping);
+    bool paired = false;
+    for (auto b = atoms_b.begin(); form_a && b != atoms_b.end(); ++b) {
+      if (b->second != a->second) continue;
+      std::optional<RemainderForm> form_b = FormOf(b->first, stepping);
+      if (!form_b || !form_a->SameForm(*form_b)) continue;
+      std::optional<int64_t> per_step = int64_t{0};
+      if (form_a->iv_coefficient != 0) {
+        per_step =
+            step ? Multiply(form_a->iv_coefficient, *step) : std::nullopt;
+      }
+      std::optional<int64_t> offset = Add(form_b->offset, -form_a->offset);
+      if (!per_step || !offset) continue;
+      dim.mods.push_back({a->second, *per_step, *offset, form_a->modulus});
+      atoms_b.erase(b);
+      paired = true;
+      break;
+    }
+    a = paired ? atoms_a.erase(a) : std::next(a);
+  }
+}
 
-// One dimension of a comparison: the later box's origin minus the earlier's
-// is part_b[t2] - part_a[t1] + one of `offsets(k)`.
-struct DimensionDifference {
-  bool known = true;
-  const Vec* part_a = nullptr;
-  const Vec* part_b = nullptr;
-  int64_t base = 0;
-  int64_t per_step = 0;  // times k, the iteration distance
-  // rem terms: coefficient * ((a*k) mod m, or that minus m).
-  struct ModTerm {
-    int64_t coefficient, step, modulus;
+// Whether values equal in two runs of `stepping`'s body make the runs the
+// same iteration: the induction variable itself, a value that is it plus
+// or minus a value the same in both runs, times a nonzero constant, or
+// both the quotient and the remainder of it by one divisor.
+bool ConflictAnalysis::Impl::ForcesSameIteration(std::set<const Value*> equal,
+                                                 const Op& stepping) const {
+  const Value* iv = InductionVariable(stepping);
+  auto invariant = [&](const Value* v) {
+    return v != nullptr && !DefinedInside(v, &stepping);
   };
-  std::vector<ModTerm> mods;
-  // Uniform terms that do not cancel, bounded by their ranges.
-  int64_t residual_lo = 0, residual_hi = 0;
-  int64_t extent_a = 1, extent_b = 1;
-};
-
-int64_t FloorMod(int64_t a, int64_t m) {
-  int64_t r = a % m;
-  return r < 0 ? r + m : r;
-}
-
-// The offsets `dim` may add at iteration distance k; empty when there are
-// too many or they leave the bounds.
-std::vector<int64_t> Offsets(const DimensionDifference& dim, int64_t k) {
-  std::optional<int64_t> stepped = BoundedMul(dim.per_step, k);
-  std::optional<int64_t> first =
-      stepped ? BoundedAdd(dim.base, *stepped) : std::nullopt;
-  if (!first) return {};
-  std::vector<int64_t> out = {*first};
-  for (const DimensionDifference::ModTerm& mod : dim.mods) {
-    std::optional<int64_t> steps = BoundedMul(mod.step, k);
-    if (!steps) return {};
-    const int64_t r = FloorMod(*steps, mod.modulus);
-    std::vector<int64_t> choices = {r};
-    if (r != 0) choices.push_back(r - mod.modulus);
-    std::vector<int64_t> next;
-    for (int64_t o : out) {
-      for (int64_t c : choices) {
-        std::optional<int64_t> term = BoundedMul(mod.coefficient, c);
-        std::optional<int64_t> sum = term ? BoundedAdd(o, *term) : std::nullopt;
-        if (!sum) return {};
-        next.push_back(*sum);
+  for (bool grew = true; grew;) {
+    grew = false;
+    if (equal.count(iv)) return true;
+    std::vector<const Value*> found;
+    for (const Value* value : equal) {
+      if (const Op* op = BinaryOf(value, OpKind::kAdd)) {
+        if (invariant(op->operand_value(1)))
+          found.push_back(op->operand_value(0));
+        if (invariant(op->operand_value(0)))
+          found.push_back(op->operand_value(1));
+      } else if (const Op* op = BinaryOf(value, OpKind::kSub)) {
+        if (invariant(op->operand_value(1)))
+          found.push_back(op->operand_value(0));
+        if (invariant(op->operand_value(0)))
+          found.push_back(op->operand_value(1));
+      } else if (const Op* op = BinaryOf(value, OpKind::kMul)) {
+        std::optional<int64_t> rhs = Constant(op->operand_value(1));
+        std::optional<int64_t> lhs = Constant(op->operand_value(0));
+        if (rhs && *rhs != 0) found.push_back(op->operand_value(0));
+        if (lhs && *lhs != 0) found.push_back(op->operand_value(1));
+      } else if (const Op* div = BinaryOf(value, OpKind::kDiv)) {
+        // y = (y div m) * m + y rem m for any nonzero m.
+        for (const Value* other : equal) {
+          const Op* rem = BinaryOf(other, OpKind::kRem);
+          if (rem == nullptr ||
+              rem->operand_value(0) != div->operand_value(0)) {
+            continue;
+          }
+          const Value* m_div = div->operand_value(1);
+          const Value* m_rem = rem->operand_value(1);
+          std::optional<int64_t> c_div = Constant(m_div);
+          std::optional<int64_t> c_rem = Constant(m_rem);
+          if (m_div == m_rem || (c_div && c_rem && *c_div == *c_rem)) {
+            found.push_back(div->operand_value(0));
+          }
+        }
       }
     }
-    out = std::move(next);
-    if (out.size() > kMaxCandidates) return {};
+    for (const Value* value : found) {
+      if (value != nullptr && DefinedInside(value, &stepping) &&
+          equal.insert(value).second) {
+        grew = true;
+      }
+    }
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  return false;
 }
 
-}  // namespace
+std::optional<std::set<const Value*>> ConflictAnalysis::Impl::ForcedEqual(
+    const std::vector<DimensionDifference>& dims, const ThreadBits& ta,
+    const ThreadBits& tb) const {
+  std::set<const Value*> equal;
+  for (const DimensionDifference& dim : dims) {
+    if (!dim.rest_known || dim.candidates.empty() || dim.per_step != 0) {
+      continue;
+    }
+    // The candidate with the largest coefficient; the others add their
+    // ranges to the rest of the difference, [lo, hi].
+    const Candidate* pick = &dim.candidates.front();
+    for (const Candidate& c : dim.candidates) {
+      if (std::abs(c.coefficient) > std::abs(pick->coefficient)) pick = &c;
+    }
+    std::optional<int64_t> lo = Add(dim.base, dim.rest_lo);
+    std::optional<int64_t> hi = Add(dim.base, dim.rest_hi);
+    auto widen = [&](std::optional<int64_t> spread) {
+      if (!spread || !lo || !hi) {
+        lo.reset();
+        return;
+      }
+      lo = Add(*lo, -*spread);
+      hi = Add(*hi, *spread);
+    };
+    for (const Candidate& c : dim.candidates) {
+      if (&c == pick) continue;
+      std::optional<int64_t> low =
+          c.range ? Multiply(c.coefficient, c.range->lo) : std::nullopt;
+      std::optional<int64_t> high =
+          c.range ? Multiply(c.coefficient, c.range->hi) : std::nullopt;
+      widen(low && high ? std::optional<int64_t>(std::max(*low, *high) -
+                                                 std::min(*low, *high))
+                        : std::nullopt);
+    }
+    for (const DimensionDifference::ModTerm& mod : dim.mods) {
+      widen(Multiply(std::abs(mod.coefficient), mod.modulus - 1));
+    }
+    std::optional<Interval> part_a = PartRange(dim.part_a, &ta);
+    std::optional<Interval> part_b = PartRange(dim.part_b, &tb);
+    if (!part_a || !part_b || !lo || !hi) continue;
+    lo = Add(*lo, part_b->lo - part_a->hi);
+    hi = Add(*hi, part_b->hi - part_a->lo);
+    if (!lo || !hi) continue;
+    // Overlap in this dimension needs coefficient * (X_b - X_a) + rest in
+    // (-extent_b, extent_a); when 0 is the only multiple of the
+    // coefficient that can do it, X is the same in both runs.
+    const int64_t c = std::abs(pick->coefficient);
+    const int64_t need_lo = -(dim.extent_b - 1) - *hi;
+    const int64_t need_hi = (dim.extent_a - 1) - *lo;
+    const int64_t first = -FloorDiv(-need_lo, c);  // ceil(need_lo / c)
+    const int64_t last = FloorDiv(need_hi, c);
+    if (first > last) return std::nullopt;  // this dimension never overlaps
+    if (first == 0 && last == 0) equal.insert(pick->atom);
+  }
+  return equal;
+}
 
 bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
                                         const ThreadBits& ta, const Op& b,
                                         const MemoryEffect& eb,
                                         const ThreadBits& tb,
                                         absl::Span<const CarriedLoop> carried,
-                                        bool same_thread) const {
+                                        ThreadPairs pairs) const {
   if (ta.none() || tb.none()) return false;
+  if (pairs == ThreadPairs::kSame && (ta & tb).none()) return false;
+  const bool distinct = pairs == ThreadPairs::kDistinct;
   // The elected lane of one warp is the same thread each time.
   const int warp_a = ElectedWarp(a);
-  if (!same_thread && warp_a >= 0 && warp_a == ElectedWarp(b)) return false;
-  auto any_pair = [&] { return same_thread || AnyDistinctPair(ta, tb); };
+  if (distinct && warp_a >= 0 && warp_a == ElectedWarp(b)) return false;
+  auto any_pair = [&] {
+    return pairs == ThreadPairs::kDistinct
+               ? !(ta.count() == 1 && tb.count() == 1 && ta == tb)
+               : true;
+  };
   auto unknown = [&] {
     ++counters.unknown;
     return any_pair();
   };
 
-  // Different allocations.
   if (ea.buffer != eb.buffer) {
+    // Distinct tensor parameters and workspaces never alias.
+    if (IsGlobalBuffer(ea.buffer) && IsGlobalBuffer(eb.buffer)) {
+      ++counters.different_buffers;
+      return false;
+    }
     if (!IsSharedAllocation(ea.buffer) || !IsSharedAllocation(eb.buffer)) {
       return unknown();
     }
@@ -468,35 +772,27 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     std::optional<int64_t> count_b = eb.buffer->type().StaticElementCount();
     if (!count_a || !count_b) return any_pair();
     // `pad` widens the innermost dimension of every row.
-    auto bytes = [](const Value* buffer, const Op& alloc,
-                    int64_t count) -> std::optional<int64_t> {
+    auto bytes = [](const Value* buffer, const Op& alloc, int64_t count) {
       const Type& type = buffer->type();
       const int64_t pad = alloc.GetInt("pad");
-      std::optional<int64_t> elements = count;
+      int64_t elements = count;
       if (pad > 0 && type.rank() > 0) {
         std::optional<int64_t> inner = type.shape().back().AsConstant();
-        if (inner && *inner > 0) {
-          std::optional<int64_t> row = CheckedAdd(*inner, pad);
-          elements = row ? CheckedMul(count / *inner, *row) : std::nullopt;
-        }
+        if (inner && *inner > 0) elements = count / *inner * (*inner + pad);
       }
-      return elements ? CheckedMul(*elements, DTypeBytes(type.dtype()))
-                      : std::nullopt;
+      return elements * DTypeBytes(type.dtype());
     };
     const int64_t begin_a = offset_a->int_value;
+    const int64_t end_a = begin_a + bytes(ea.buffer, alloc_a, *count_a);
     const int64_t begin_b = offset_b->int_value;
-    std::optional<int64_t> bytes_a = bytes(ea.buffer, alloc_a, *count_a);
-    std::optional<int64_t> bytes_b = bytes(eb.buffer, alloc_b, *count_b);
-    std::optional<int64_t> end_a =
-        bytes_a ? CheckedAdd(begin_a, *bytes_a) : std::nullopt;
-    std::optional<int64_t> end_b =
-        bytes_b ? CheckedAdd(begin_b, *bytes_b) : std::nullopt;
-    if (!end_a || !end_b) return any_pair();
-    if (*end_a <= begin_b || *end_b <= begin_a) return false;
+    const int64_t end_b = begin_b + bytes(eb.buffer, alloc_b, *count_b);
+    if (end_a <= begin_b || end_b <= begin_a) return false;
     return any_pair();
   }
 
-  // The same allocation: compare the boxes.
+  // The same buffer: compare the boxes dimension by dimension, which the
+  // language's bounds rule makes exact (an index lies inside its
+  // dimension, so boxes overlap only where every dimension overlaps).
   const Type& type = ea.buffer->type();
   const int rank = type.is_buffer() ? type.rank() : 0;
   if (ea.whole_buffer || eb.whole_buffer || rank == 0 ||
@@ -505,12 +801,6 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       static_cast<int>(ea.extent.size()) != rank ||
       static_cast<int>(eb.extent.size()) != rank) {
     return unknown();
-  }
-  std::vector<int64_t> shape(rank);
-  for (int d = 0; d < rank; ++d) {
-    std::optional<int64_t> extent = type.shape()[d].AsConstant();
-    if (!extent || *extent <= 0 || Overflows(*extent)) return unknown();
-    shape[d] = *extent;
   }
 
   // The loop whose induction variable relates the two sides: the outermost
@@ -530,119 +820,129 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       min_distance = loop.distance;
     }
   }
-  auto renamed = [&](const Value* atom) {
-    return stepping != nullptr && DefinedInside(atom, stepping);
-  };
   std::optional<int64_t> step;
   if (stepping != nullptr && stepping->num_operands() >= 3) {
     step = Constant(stepping->operand_value(2));
   }
 
-  std::vector<DimensionDifference> dims(rank);
-  bool in_bounds = true;
-  for (int d = 0; d < rank; ++d) {
-    DimensionDifference& dim = dims[d];
-    dim.extent_a = std::max<int64_t>(1, ea.extent[d]);
-    dim.extent_b = std::max<int64_t>(1, eb.extent[d]);
-    const Affine& fa = Decompose(ea.origin[d]);
-    const Affine& fb = Decompose(eb.origin[d]);
-    dim.part_a = fa.part.get();
-    dim.part_b = fb.part.get();
-    dim.base = fb.constant - fa.constant;
-    dim.known = !fa.varying && !fb.varying;
-    std::set<const Value*> atoms;
-    for (const auto& entry : fa.atoms) atoms.insert(entry.first);
-    for (const auto& entry : fb.atoms) atoms.insert(entry.first);
-    for (const Value* atom : atoms) {
-      if (!dim.known) break;
-      auto find = [](const Affine& f, const Value* v) -> int64_t {
-        auto it = f.atoms.find(v);
-        return it == f.atoms.end() ? 0 : it->second;
-      };
-      const int64_t ca = find(fa, atom);
-      const int64_t cb = find(fb, atom);
-      // A term that does not cancel adds its range: coefficient * value
-      // for one shared value, or the two sides' values independently.
-      auto add_residual = [&](int64_t coefficient_b, int64_t coefficient_a,
-                              bool shared) {
+  // The dimensions' differences, with the values in `same` known to be
+  // equal in both runs.
+  auto describe = [&](const std::set<const Value*>& same) {
+    auto renamed = [&](const Value* atom) {
+      return stepping != nullptr && DefinedInside(atom, stepping) &&
+             !same.count(atom);
+    };
+    std::vector<DimensionDifference> dims(rank);
+    for (int d = 0; d < rank; ++d) {
+      DimensionDifference& dim = dims[d];
+      dim.extent_a = std::max<int64_t>(1, ea.extent[d]);
+      dim.extent_b = std::max<int64_t>(1, eb.extent[d]);
+      const Affine& fa = Decompose(ea.origin[d]);
+      const Affine& fb = Decompose(eb.origin[d]);
+      dim.part_a = fa.part.get();
+      dim.part_b = fb.part.get();
+      std::optional<int64_t> base = Add(fb.constant, -fa.constant);
+      dim.base = base.value_or(0);
+      dim.known = !fa.varying && !fb.varying && base.has_value();
+      if (!dim.known) continue;
+      std::map<const Value*, int64_t> atoms_a = fa.atoms;
+      std::map<const Value*, int64_t> atoms_b = fb.atoms;
+      PairRemainders(atoms_a, atoms_b, stepping, step, dim);
+      std::set<const Value*> atoms;
+      for (const auto& entry : atoms_a) atoms.insert(entry.first);
+      for (const auto& entry : atoms_b) atoms.insert(entry.first);
+      // A term that does not cancel adds its range: coefficient * value for
+      // one shared value, or the two sides' values independently.
+      auto add_residual = [&](const Value* atom, int64_t coefficient_b,
+                              int64_t coefficient_a, bool shared) {
         std::optional<Interval> range = Range(atom);
         if (!range) {
           dim.known = false;
           return;
         }
-        bool fits = true;
-        auto scaled = [&](int64_t c) {
-          std::optional<int64_t> lo = BoundedMul(c, range->lo);
-          std::optional<int64_t> hi = BoundedMul(c, range->hi);
-          if (!lo || !hi) {
-            fits = false;
-            return Interval{};
-          }
+        auto scaled = [&](int64_t c) -> std::optional<Interval> {
+          std::optional<int64_t> lo = Multiply(c, range->lo);
+          std::optional<int64_t> hi = Multiply(c, range->hi);
+          if (!lo || !hi) return std::nullopt;
           return c >= 0 ? Interval{*lo, *hi} : Interval{*hi, *lo};
         };
-        Interval add =
-            shared
-                ? scaled(coefficient_b - coefficient_a)
-                : Interval{scaled(coefficient_b).lo - scaled(coefficient_a).hi,
-                           scaled(coefficient_b).hi - scaled(coefficient_a).lo};
-        dim.residual_lo += add.lo;
-        dim.residual_hi += add.hi;
-        if (!fits || Overflows(dim.residual_lo) || Overflows(dim.residual_hi)) {
+        std::optional<Interval> add;
+        if (shared) {
+          add = scaled(coefficient_b - coefficient_a);
+        } else {
+          std::optional<Interval> sb = scaled(coefficient_b);
+          std::optional<Interval> sa = scaled(coefficient_a);
+          if (sb && sa) add = Interval{sb->lo - sa->hi, sb->hi - sa->lo};
+        }
+        std::optional<int64_t> lo =
+            add ? Add(dim.residual_lo, add->lo) : std::nullopt;
+        std::optional<int64_t> hi =
+            add ? Add(dim.residual_hi, add->hi) : std::nullopt;
+        if (!lo || !hi) {
           dim.known = false;
+          return;
         }
+        dim.residual_lo = *lo;
+        dim.residual_hi = *hi;
       };
-      if (!renamed(atom)) {
-        if (ca != cb) add_residual(cb, ca, /*shared=*/true);
-        continue;
-      }
-      // Defined inside the stepping loop: only the induction variable and
-      // its remainders are followed across iterations.
-      if (ca != cb || !step || *step <= 0) {
-        add_residual(cb, ca, /*shared=*/false);
-        continue;
-      }
-      if (InductionLoop(atom) == stepping) {
-        // iv_a = iv_b - k * step.
-        std::optional<int64_t> per_step = BoundedMul(ca, *step);
-        if (per_step) dim.per_step += *per_step;
-        if (!per_step || Overflows(dim.per_step)) dim.known = false;
-        continue;
-      }
-      // rem(x * iv + y, m) with x, y, m constants and a non-negative
-      // dividend: differs by (x * step * k) mod m, or that minus m.
-      bool followed = false;
-      if (atom->kind() == Value::Kind::kResult &&
-          atom->defining_op()->kind() == OpKind::kRem &&
-          atom->defining_op()->num_operands() == 2) {
-        const Op& rem = *atom->defining_op();
-        std::optional<int64_t> modulus = Constant(rem.operand_value(1));
-        const Affine& dividend = Decompose(rem.operand_value(0));
-        std::optional<Interval> range = Range(rem.operand_value(0));
-        const Value* iv = stepping->num_regions() > 0 &&
-                                  stepping->region(0).num_arguments() > 0
-                              ? stepping->region(0).argument(0)
-                              : nullptr;
-        std::optional<int64_t> mod_step =
-            dividend.atoms.size() == 1
-                ? BoundedMul(dividend.atoms.begin()->second, *step)
-                : std::nullopt;
-        if (modulus && *modulus > 0 && range && range->lo >= 0 &&
-            !dividend.varying && dividend.part == nullptr &&
-            dividend.atoms.size() == 1 && iv != nullptr &&
-            dividend.atoms.begin()->first == iv && mod_step) {
-          dim.mods.push_back({ca, *mod_step, *modulus});
-          followed = true;
+      std::vector<Candidate> candidates;
+      for (const Value* atom : atoms) {
+        auto find = [](const std::map<const Value*, int64_t>& f,
+                       const Value* v) -> int64_t {
+          auto it = f.find(v);
+          return it == f.end() ? 0 : it->second;
+        };
+        const int64_t ca = find(atoms_a, atom);
+        const int64_t cb = find(atoms_b, atom);
+        if (!renamed(atom)) {
+          if (ca != cb) add_residual(atom, cb, ca, /*shared=*/true);
+          continue;
         }
+        // Defined inside the stepping loop: the induction variable is
+        // followed across iterations; other values of the iteration are
+        // candidates for the injectivity argument, and their ranges bound
+        // them otherwise.
+        if (ca != cb) {
+          add_residual(atom, cb, ca, /*shared=*/false);
+          continue;
+        }
+        if (InductionLoop(atom) == stepping) {
+          if (!step || *step <= 0) {
+            add_residual(atom, cb, ca, /*shared=*/false);
+            continue;
+          }
+          // iv_a = iv_b - k * step.
+          std::optional<int64_t> per_step = Multiply(ca, *step);
+          if (per_step) per_step = Add(dim.per_step, *per_step);
+          if (!per_step) {
+            dim.known = false;
+            continue;
+          }
+          dim.per_step = *per_step;
+          continue;
+        }
+        candidates.push_back(Candidate{atom, ca, Range(atom)});
       }
-      if (!followed) add_residual(cb, ca, /*shared=*/false);
+      dim.candidates = candidates;
+      dim.rest_known = dim.known;
+      dim.rest_lo = dim.residual_lo;
+      dim.rest_hi = dim.residual_hi;
+      for (const Candidate& c : candidates) {
+        add_residual(c.atom, c.coefficient, c.coefficient, /*shared=*/false);
+      }
     }
-    std::optional<Interval> range_a = Range(ea.origin[d]);
-    std::optional<Interval> range_b = Range(eb.origin[d]);
-    if (!range_a || !range_b || range_a->lo < 0 || range_b->lo < 0 ||
-        Overflows(dim.extent_a) || Overflows(dim.extent_b) ||
-        range_a->hi + dim.extent_a > shape[d] ||
-        range_b->hi + dim.extent_b > shape[d]) {
-      in_bounds = false;
+    return dims;
+  };
+  std::vector<DimensionDifference> dims = describe({});
+  if (stepping != nullptr) {
+    // Values of the iteration that an overlap forces to be equal in both
+    // runs: the runs are then one iteration (no overlap), or the rest is
+    // compared with those values equal.
+    std::optional<std::set<const Value*>> equal = ForcedEqual(dims, ta, tb);
+    if (!equal) return false;
+    if (!equal->empty()) {
+      if (ForcesSameIteration(*equal, *stepping)) return false;
+      dims = describe(*equal);
     }
   }
 
@@ -654,6 +954,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     if (!dim.known) continue;
     if (dim.per_step != 0) k_dependent = true;
     for (const auto& mod : dim.mods) {
+      if (mod.step == 0) continue;
       k_dependent = true;
       period = std::lcm(period, mod.modulus);
       if (period > kMaxDistances) period = kMaxDistances + 1;
@@ -693,57 +994,23 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     }
   }
 
-  // Threads grouped by their per-thread parts.
-  struct Group {
-    int first = -1;
-    int count = 0;
-  };
-  const bool linear = !in_bounds;
-  std::vector<int64_t> strides(rank, 1);
-  for (int d = rank - 2; d >= 0; --d) {
-    const int64_t pad = IsSharedAllocation(ea.buffer)
-                            ? ea.buffer->defining_op()->GetInt("pad")
-                            : 0;
-    std::optional<int64_t> inner =
-        d == rank - 2 ? BoundedAdd(shape[d + 1], pad) : shape[d + 1];
-    std::optional<int64_t> stride =
-        inner ? BoundedMul(strides[d + 1], *inner) : std::nullopt;
-    if (!stride) return unknown();
-    strides[d] = *stride;
-  }
   std::vector<int> known;
   for (int d = 0; d < rank; ++d) {
     if (dims[d].known) known.push_back(d);
   }
-  if (linear) {
-    ++counters.linear;
-    for (const DimensionDifference& dim : dims) {
-      if (!dim.known) return unknown();
-    }
-  } else {
-    ++counters.per_dimension;
-  }
-  bool keys_fit = true;
+  ++counters.per_dimension;
+  // Threads grouped by their per-thread parts in the known dimensions.
+  struct Group {
+    int first = -1;
+    int count = 0;
+  };
   auto key_of = [&](int t, bool side_a) {
     std::vector<int64_t> key;
-    int64_t linear_key = 0;
-    for (int d = 0; d < rank; ++d) {
-      const DimensionDifference& dim = dims[d];
-      if (!dim.known) continue;
-      const Vec* part = side_a ? dim.part_a : dim.part_b;
-      const int64_t value =
-          part && t < static_cast<int>(part->size()) ? (*part)[t] : 0;
-      if (linear) {
-        std::optional<int64_t> scaled = BoundedMul(value, strides[d]);
-        std::optional<int64_t> sum =
-            scaled ? BoundedAdd(linear_key, *scaled) : std::nullopt;
-        if (!sum) keys_fit = false;
-        linear_key = sum.value_or(0);
-      } else {
-        key.push_back(value);
-      }
+    for (int d : known) {
+      const Vec* part = side_a ? dims[d].part_a : dims[d].part_b;
+      key.push_back(part && t < static_cast<int>(part->size()) ? (*part)[t]
+                                                               : 0);
     }
-    if (linear) key.push_back(linear_key);
     return key;
   };
   std::map<std::vector<int64_t>, Group> groups_a, groups_b;
@@ -759,96 +1026,78 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       ++g.count;
     }
   }
-  if (!keys_fit) return unknown();
 
   for (int64_t k : distances) {
-    // Candidate offsets for each known dimension (or, linearly, in all).
+    // Candidate offsets for each known dimension.
     std::vector<std::vector<int64_t>> offsets;
-    std::vector<int64_t> residual_lo, residual_hi;
     for (int d : known) {
-      residual_lo.push_back(dims[d].residual_lo);
-      residual_hi.push_back(dims[d].residual_hi);
-    }
-    int64_t hull_a = 0, hull_b = 0;
-    for (int d = 0; d < rank; ++d) {
-      const DimensionDifference& dim = dims[d];
-      if (!dim.known) continue;
-      std::vector<int64_t> o = Offsets(dim, k);
+      std::vector<int64_t> o = Offsets(dims[d], k);
       if (o.empty()) return unknown();
       offsets.push_back(std::move(o));
-      if (!linear) continue;
-      std::optional<int64_t> span_a = BoundedMul(dim.extent_a - 1, strides[d]);
-      std::optional<int64_t> span_b = BoundedMul(dim.extent_b - 1, strides[d]);
-      if (!span_a || !span_b) return unknown();
-      hull_a += *span_a;
-      hull_b += *span_b;
-      if (Overflows(hull_a) || Overflows(hull_b)) return unknown();
     }
-    if (linear) {
-      std::vector<int64_t> total = {0};
-      int i = 0;
-      for (int d = 0; d < rank; ++d) {
-        if (!dims[d].known) continue;
-        std::vector<int64_t> next;
-        for (int64_t base : total) {
-          for (int64_t o : offsets[i]) {
-            std::optional<int64_t> scaled = BoundedMul(o, strides[d]);
-            std::optional<int64_t> sum =
-                scaled ? BoundedAdd(base, *scaled) : std::nullopt;
-            if (!sum) return unknown();
-            next.push_back(*sum);
+    auto overlaps = [&](const std::vector<int64_t>& key_a,
+                        const std::vector<int64_t>& key_b) {
+      for (size_t i = 0; i < known.size(); ++i) {
+        const DimensionDifference& dim = dims[known[i]];
+        const int64_t difference = key_b[i] - key_a[i];
+        bool any = false;
+        for (int64_t o : offsets[i]) {
+          const int64_t lo = difference + o + dim.residual_lo;
+          const int64_t hi = difference + o + dim.residual_hi;
+          if (hi > -dim.extent_b && lo < dim.extent_a) {
+            any = true;
+            break;
           }
         }
-        ++i;
-        std::sort(next.begin(), next.end());
-        next.erase(std::unique(next.begin(), next.end()), next.end());
-        if (next.size() > kMaxCandidates) return unknown();
-        total = std::move(next);
+        if (!any) return false;
       }
-      offsets = {total};
-      int64_t lo = 0, hi = 0;
-      for (int d = 0; d < rank; ++d) {
-        std::optional<int64_t> scaled_lo =
-            BoundedMul(dims[d].residual_lo, strides[d]);
-        std::optional<int64_t> scaled_hi =
-            BoundedMul(dims[d].residual_hi, strides[d]);
-        if (!scaled_lo || !scaled_hi) return unknown();
-        lo += *scaled_lo;
-        hi += *scaled_hi;
-        if (Overflows(lo) || Overflows(hi)) return unknown();
+      return true;
+    };
+    if (pairs == ThreadPairs::kSame) {
+      for (int t = 0; t < num_threads; ++t) {
+        if (ta[t] && tb[t] && overlaps(key_of(t, true), key_of(t, false))) {
+          return true;
+        }
       }
-      residual_lo = {lo};
-      residual_hi = {hi};
+      continue;
     }
+    auto check = [&](const std::vector<int64_t>& key_a, const Group& group_a,
+                     const std::vector<int64_t>& key_b, const Group& group_b) {
+      if (distinct && group_a.count == 1 && group_b.count == 1 &&
+          group_a.first == group_b.first) {
+        return false;
+      }
+      return overlaps(key_a, key_b);
+    };
+    if (known.empty()) {
+      for (const auto& [key_a, group_a] : groups_a) {
+        for (const auto& [key_b, group_b] : groups_b) {
+          if (check(key_a, group_a, key_b, group_b)) return true;
+        }
+      }
+      continue;
+    }
+    // The groups of `b` are ordered by their first known dimension: for
+    // each group of `a`, only those whose part there falls in the window
+    // that dimension allows can overlap (linear in the groups, not
+    // quadratic, for one-element accesses by every thread).
+    const DimensionDifference& first_dim = dims[known[0]];
     for (const auto& [key_a, group_a] : groups_a) {
-      for (const auto& [key_b, group_b] : groups_b) {
-        if (!same_thread && group_a.count == 1 && group_b.count == 1 &&
-            group_a.first == group_b.first) {
-          continue;
+      for (int64_t o : offsets[0]) {
+        // key_b - key_a + o + residual in (-extent_b, extent_a).
+        const int64_t lo =
+            key_a[0] - o - first_dim.residual_hi - first_dim.extent_b + 1;
+        const int64_t hi =
+            key_a[0] - o - first_dim.residual_lo + first_dim.extent_a - 1;
+        for (auto it = groups_b.lower_bound(std::vector<int64_t>{lo});
+             it != groups_b.end() && it->first[0] <= hi; ++it) {
+          if (check(key_a, group_a, it->first, it->second)) return true;
         }
-        bool overlap = true;
-        for (size_t i = 0; i < key_a.size() && overlap; ++i) {
-          const int64_t difference = key_b[i] - key_a[i];
-          bool any = false;
-          for (int64_t o : offsets[i]) {
-            const int64_t lo = difference + o + residual_lo[i];
-            const int64_t hi = difference + o + residual_hi[i];
-            if (linear ? (hi >= -hull_b && lo <= hull_a)
-                       : (hi > -dims[known[i]].extent_b &&
-                          lo < dims[known[i]].extent_a)) {
-              any = true;
-              break;
-            }
-          }
-          overlap = any;
-        }
-        if (overlap) return true;
       }
     }
   }
   return false;
 }
-
 // ---------------------------------------------------------------------------
 // ConflictAnalysis.
 
@@ -875,20 +1124,48 @@ bool ConflictAnalysis::MayOverlap(const Op& a, const MemoryEffect& ea,
                                   const MemoryEffect& eb,
                                   const ThreadBits& threads_b,
                                   absl::Span<const CarriedLoop> carried,
-                                  bool same_thread) const {
-  return impl_->MayOverlap(a, ea, threads_a, b, eb, threads_b, carried,
-                           same_thread);
+                                  ThreadPairs pairs) const {
+  return impl_->MayOverlap(a, ea, threads_a, b, eb, threads_b, carried, pairs);
 }
 
 const ConflictAnalysis::Counters& ConflictAnalysis::counters() const {
   return impl_->counters;
 }
 
-bool NeedsOrdering(const MemoryEffect& a, const MemoryEffect& b) {
-  if (!a.writes() && !b.writes()) return false;
+namespace {
+
+bool OfMbarrier(const MemoryEffect& effect) {
+  return effect.buffer != nullptr && effect.buffer->type().is_buffer() &&
+         effect.buffer->type().dtype() == DType::kMbarrier;
+}
+
+// A ring of circular-buffer's, whose phases its own protocol orders.
+bool OfRing(const MemoryEffect& effect) {
+  const Value* buffer = effect.buffer;
+  return buffer != nullptr && buffer->kind() == Value::Kind::kResult &&
+         buffer->defining_op()->kind() == OpKind::kAllocShared &&
+         buffer->defining_op()->GetFlag("ring");
+}
+
+}  // namespace
+
+bool NeedsOrdering(const MemoryEffect& earlier, const MemoryEffect& later) {
+  // A wait for an mbarrier's phase, then an arrival by another thread that
+  // can complete the next phase: unless the waiter observed its phase
+  // first, it may find the barrier two phases on, with its parity
+  // incomplete again, and wait for the wrong phase (or forever). Waits and
+  // arrivals of a circular-buffer ring are ordered by its own protocol.
+  if (OfMbarrier(earlier) && OfMbarrier(later) &&
+      earlier.order == MemoryOrder::kAcquire && !earlier.writes() &&
+      later.order == MemoryOrder::kRelease && later.writes() &&
+      later.completion == Completion::kImmediate && !OfRing(earlier)) {
+    return true;
+  }
+  if (!earlier.writes() && !later.writes()) return false;
   // Atomic accesses (mbarrier arrivals and waits, atomics) are ordered
   // among themselves by the hardware.
-  return a.order == MemoryOrder::kWeak || b.order == MemoryOrder::kWeak;
+  return earlier.order == MemoryOrder::kWeak ||
+         later.order == MemoryOrder::kWeak;
 }
 
 // ---------------------------------------------------------------------------
@@ -922,7 +1199,8 @@ enum class Stage {
 struct EntryKey {
   const Op* op = nullptr;
   int effect = 0;
-  std::vector<CarriedLoop> carried;  // sorted
+  // The outermost loop the access was carried around (at most one).
+  std::vector<CarriedLoop> carried;
   Stage stage = Stage::kComplete;
   const Op* commit = nullptr;
   int group_distance = 0;
@@ -967,10 +1245,31 @@ bool IsMbarrier(const MemoryEffect& effect) {
          effect.buffer->type().dtype() == DType::kMbarrier;
 }
 
+// A stage load of a circular buffer: an mbarrier-completed write of a
+// `ring` allocation. Its order with the buffer's other accesses is the
+// ring's mbarrier protocol (full and empty barriers, their phases), which
+// the circular-buffer pass owns: neither barriers nor fences are placed for
+// it.
+bool IsRingFill(const MemoryEffect& effect) {
+  const Value* buffer = effect.buffer;
+  return effect.completion == Completion::kMbarrier && effect.writes() &&
+         buffer != nullptr && buffer->kind() == Value::Kind::kResult &&
+         buffer->defining_op()->kind() == OpKind::kAllocShared &&
+         buffer->defining_op()->GetFlag("ring");
+}
+
 // A generic-proxy access of data (not of an mbarrier object).
 bool IsGenericData(const MemoryEffect& effect) {
   return effect.proxy == Proxy::kGeneric && !IsMbarrier(effect) &&
          effect.space != MemorySpace::kRegister;
+}
+
+// Memory the threads of one block share: shared memory, and global memory,
+// of which the block's own accesses are ordered like shared ones (other
+// blocks are the program's business: semaphores, atomics, split-K).
+bool IsBlockMemory(const MemoryEffect& effect) {
+  return effect.space == MemorySpace::kShared ||
+         effect.space == MemorySpace::kGlobal;
 }
 
 bool IsGlobalAcquire(const MemoryEffect& effect) {
@@ -1201,7 +1500,10 @@ class OrderingAnalysis {
       body_in = std::move(next);
     }
     loop_entry_[&loop] = body_in;
-    state = Join(before, body_out);
+    // A loop that surely runs leaves through its body only: what a barrier
+    // in the body ordered stays ordered after it.
+    std::optional<int64_t> trips = TripCount(loop);
+    state = trips && *trips >= 1 ? std::move(body_out) : Join(before, body_out);
   }
 
   // The state at the top of the next iteration of `loop`.
@@ -1210,15 +1512,16 @@ class OrderingAnalysis {
     for (const auto& [key, entry] : state) {
       EntryKey next = key;
       EntryState moved = entry;
+      // Only the outermost loop an access was carried around relates it to
+      // a later access (the iterations of loops inside it ran in another
+      // execution, so their distances say nothing); keeping just that one
+      // keeps the state linear in the nesting depth.
       if (IsInside(key.op, &loop)) {
-        auto it =
-            std::find_if(next.carried.begin(), next.carried.end(),
-                         [&](const CarriedLoop& c) { return c.loop == &loop; });
-        if (it == next.carried.end()) {
-          next.carried.push_back(CarriedLoop{&loop, 1});
-          std::sort(next.carried.begin(), next.carried.end());
-        } else {
-          it->distance = std::min(it->distance + 1, CarriedLoop::kMaxDistance);
+        if (next.carried.empty() || IsInside(next.carried[0].loop, &loop)) {
+          next.carried = {CarriedLoop{&loop, 1}};
+        } else if (next.carried[0].loop == &loop) {
+          next.carried[0].distance =
+              std::min(next.carried[0].distance + 1, CarriedLoop::kMaxDistance);
         }
       }
       if (key.stage == Stage::kCommitted &&
@@ -1308,18 +1611,26 @@ class OrderingAnalysis {
   }
 
   void Barrier(State& state, const ThreadBits& participants) {
-    for (auto& [key, entry] : state) {
-      if (!Releasable(key, entry, participants)) continue;
-      entry.ordered |= participants;
-      if (Subset(entry.threads, entry.fenced)) {
-        entry.proxy_ordered |= participants;
+    for (auto it = state.begin(); it != state.end();) {
+      auto& [key, entry] = *it;
+      if (Releasable(key, entry, participants)) {
+        entry.ordered |= participants;
+        if (Subset(entry.threads, entry.fenced)) {
+          entry.proxy_ordered |= participants;
+        }
       }
+      // An access ordered for every thread (and fenced for every thread,
+      // when the proxy rule is followed) can pair with nothing later:
+      // dropping it keeps the state as small as the unordered accesses.
+      const bool done = Subset(all_, entry.ordered) &&
+                        (!proxy_ || Subset(all_, entry.proxy_ordered));
+      it = done ? state.erase(it) : std::next(it);
     }
   }
 
   // A proxy fence or fence.mbarrier_init run by `executing`: the accesses it
-  // covers are fenced in the threads that ran them, and (issuer model) in
-  // threads already ordered after them.
+  // covers are fenced in the threads that ran (and completed) them, and
+  // (issuer model) in threads already ordered after them.
   void Fence(const Op& fence, State& state, const ThreadBits& executing) {
     const bool init_fence =
         FactsOf(fence.kind()).sync == SyncKind::kMbarrierInitFence;
@@ -1329,14 +1640,13 @@ class OrderingAnalysis {
           init_fence
               ? FactsOf(key.op->kind()).sync == SyncKind::kMbarrierInit
               : IsGenericData(effect) && ProxyFenceOrders(fence, effect.space);
-      if (!covered) continue;
-      entry.fenced |= executing & entry.threads;
-      // A writer's own later async accesses: fenced once every thread of
-      // the access has fenced (the others' writes reach it through a
-      // barrier, which Barrier() marks).
-      if (Subset(entry.threads, entry.fenced)) {
-        entry.proxy_ordered |= executing & entry.threads;
-      }
+      // A fence orders what its thread has completed: a cp.async write only
+      // once the wait for its group ran in that thread.
+      if (!covered || key.stage != Stage::kComplete) continue;
+      // A writer's own later async accesses are fenced from here on; other
+      // threads' only through a barrier or release after every writer's
+      // fence (Barrier(), Release()).
+      entry.fenced |= executing & entry.threads & entry.observed;
       if (!init_fence && *proxy_ == FencePlacement::kIssuer) {
         entry.proxy_ordered |= executing & entry.ordered;
       }
@@ -1443,12 +1753,13 @@ class OrderingAnalysis {
     if (proxy_) FindUnfenced(op, effects, executing, state);
     for (int i = 0; i < static_cast<int>(effects.size()) && !proxy_; ++i) {
       const MemoryEffect& effect = effects[i];
-      if (effect.space != MemorySpace::kShared) continue;
+      if (!IsBlockMemory(effect)) continue;
       for (const auto& [key, entry] : state) {
         const MemoryEffect& earlier = EffectsOf(*key.op)[key.effect];
-        if (earlier.space != MemorySpace::kShared) continue;
+        if (earlier.space != effect.space) continue;
         if (!NeedsOrdering(earlier, effect)) continue;
         if (key.op == &op && key.carried.empty()) continue;
+        if (IsRingFill(earlier) || IsRingFill(effect)) continue;
         const Op* earlier_role = threads_.EnclosingRole(*key.op);
         if (role != nullptr && earlier_role != nullptr &&
             role != earlier_role) {
@@ -1472,10 +1783,11 @@ class OrderingAnalysis {
     ApplySync(op, state);
     for (int i = 0; i < static_cast<int>(effects.size()); ++i) {
       const MemoryEffect& effect = effects[i];
-      // The proxy rule also follows generic accesses of global memory.
+      // The proxy rule follows generic accesses of global memory only (its
+      // edges start at a generic access).
       const bool tracked = effect.space == MemorySpace::kShared ||
-                           (proxy_ && effect.space == MemorySpace::kGlobal &&
-                            IsGenericData(effect));
+                           (effect.space == MemorySpace::kGlobal &&
+                            (!proxy_ || IsGenericData(effect)));
       if (!tracked) continue;
       EntryKey key{&op, i, {}, Stage::kComplete, nullptr, 0};
       EntryState entry;
@@ -1522,39 +1834,50 @@ class OrderingAnalysis {
                               !IsMbarrier(later) &&
                               later.space != MemorySpace::kRegister;
       if (!mbarrier_use && !async_data) continue;
+      if (async_data && IsRingFill(later)) continue;
       for (const auto& [key, entry] : state) {
         if (key.op == &op && key.carried.empty()) continue;
         const MemoryEffect& earlier = EffectsOf(*key.op)[key.effect];
         FenceNeed need = FenceNeed::kSharedProxy;
-        // The threads of `op` that need a fence after `earlier`: those
-        // ordered after it (and those that ran it themselves).
-        ThreadBits needing = executing & (entry.ordered | entry.threads);
-        bool overlap = true;
+        // The threads of `op` that need a fence after `earlier`: those that
+        // other threads' accesses reach through a barrier or release (every
+        // thread of the access must have fenced before it), and those that
+        // ran the access themselves (their own fence after it suffices).
+        ThreadBits others = executing & entry.ordered & ~entry.proxy_ordered;
+        ThreadBits own =
+            executing & entry.threads & ~entry.fenced & ~entry.proxy_ordered;
+        bool by_box = true;
         if (mbarrier_use) {
           if (FactsOf(key.op->kind()).sync != SyncKind::kMbarrierInit ||
               earlier.buffer != later.buffer) {
             continue;
           }
           need = FenceNeed::kMbarrierInit;
+          by_box = false;
           // The initializing thread's own arrivals and waits are ordered by
           // program order; a TMA unit's complete-tx is not.
-          if (!completes_on_mbarrier) needing &= ~entry.threads;
+          if (!completes_on_mbarrier) own.reset();
         } else {
           if (!IsGenericData(earlier) || earlier.space != later.space) continue;
           const bool acquire = IsGlobalAcquire(earlier);
           if (!acquire && !earlier.writes() && !later.writes()) continue;
           if (later.space == MemorySpace::kGlobal) {
             need = FenceNeed::kGlobalProxy;
-            overlap = acquire || earlier.buffer == later.buffer;
+            // An acquire may guard any global data.
+            by_box = !acquire;
           }
         }
-        needing &= ~entry.proxy_ordered;
-        if (needing.none() || !overlap) continue;
-        if (later.space == MemorySpace::kShared && !mbarrier_use &&
-            !conflicts_.MayOverlap(*key.op, earlier, entry.threads, op, later,
-                                   needing, key.carried,
-                                   /*same_thread=*/true)) {
-          continue;
+        if (others.none() && own.none()) continue;
+        if (by_box) {
+          const bool from_others =
+              others.any() && conflicts_.MayOverlap(
+                                  *key.op, earlier, entry.threads, op, later,
+                                  others, key.carried, ThreadPairs::kDistinct);
+          const bool from_own =
+              own.any() &&
+              conflicts_.MayOverlap(*key.op, earlier, entry.threads, op, later,
+                                    own, key.carried, ThreadPairs::kSame);
+          if (!from_others && !from_own) continue;
         }
         const Op* outermost = nullptr;
         for (const CarriedLoop& loop : key.carried) {
@@ -1745,8 +2068,13 @@ absl::Status CheckSyncs(const Kernel& kernel) {
                   absl::StrCat(DescribeAccess(*pair.first, pair.first_effect),
                                pair.carried ? ", in an earlier iteration" : "",
                                ", here"))
-        << "unordered shared-memory accesses: "
-        << DescribeAccess(*pair.second, pair.second_effect) << " may touch "
+        << "unordered "
+        << (MemoryEffectsOf(*pair.second)[pair.second_effect].space ==
+                    MemorySpace::kGlobal
+                ? "global-memory"
+                : "shared-memory")
+        << " accesses: " << DescribeAccess(*pair.second, pair.second_effect)
+        << " may touch "
         << "what another thread's "
         << DescribeAccess(*pair.first, pair.first_effect) << " at "
         << pair.first->loc().LineColumn()

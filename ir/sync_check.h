@@ -1,57 +1,87 @@
-// Ordering of shared-memory accesses between threads, under the lowered
-// reading: which pairs of accesses conflict, and whether every conflicting
-// pair is ordered by a barrier, an mbarrier or a completion wait on every
-// path. Used by insert-syncs to place barriers and by `kir-opt --check-syncs`
-// (CheckSyncs below) to check any lowered kernel, written by hand or by
-// passes; meant to be shared with a later hazard checker.
+// Ordering of memory accesses between the threads of one block, under the
+// lowered reading: which pairs of accesses conflict, and whether every
+// conflicting pair is ordered by a barrier, an mbarrier or a completion wait
+// on every path. Used by insert-syncs to place barriers and by `kir-opt
+// --check-syncs` (CheckSyncs below) to check any lowered kernel, written by
+// hand or by passes.
 //
-// Conflicts. Two accesses of shared memory conflict when at least one
-// writes, they are not both atomic (mbarrier arrive/wait, atomics), and their
-// boxes (ir/effects.h) can overlap for two different threads of the block.
-// Each index is decomposed into an exact per-thread part (from the thread
-// analysis), uniform unknowns (SSA values uniform over the block or role) and
-// a constant; the pair is decided by enumerating the executing threads of
-// both sides. Different allocations never alias unless both have explicit
-// offsets whose byte ranges overlap. Per-dimension reasoning is used when
-// every index is provably inside its dimension; otherwise the boxes are
-// compared as linear hulls within the allocation. Uniform unknowns that do
-// not cancel, and per-thread unknowns, make the answer "conflict". For a pair
-// from different iterations of a loop, values defined inside the loop are
-// different, except the induction variable (advanced by k >= 1 steps) and
-// `rem` of it by a constant, which are followed exactly.
+// Memory. Shared memory, and global memory as the threads of one block see
+// it: a block's own accesses of a tensor or workspace are ordered exactly as
+// shared ones (bar.sync orders all memory among the threads it counts).
+// Conflicts between blocks are the program's (semaphores, atomics, splitk)
+// and are not considered. Distinct tensor parameters and workspaces never
+// alias (ir/language.md, "Memory and aliasing").
+//
+// Conflicts. Two accesses conflict when at least one writes, they are not
+// both atomic (mbarrier arrive/wait, atomics, semaphores), and their boxes
+// (ir/effects.h) can overlap for two different threads of the block. Boxes
+// are compared dimension by dimension, which the language's bounds rule
+// makes exact: every index of an access lies inside its dimension. Each
+// index is decomposed into an exact per-thread part (from the thread
+// analysis), uniform unknowns (SSA values uniform over the block or role)
+// and a constant; `div` and `rem` by a constant of such a sum split exactly
+// when the dividend is non-negative and its unknowns' coefficients are
+// multiples of the divisor (a flattened copy index `r * 128 + tid`). The
+// pair is decided by enumerating the executing threads of both sides (the
+// threads that can run each access, not the whole block). Different shared
+// allocations never alias unless both have explicit offsets whose byte
+// ranges overlap. Uniform unknowns that do not cancel, and per-thread
+// unknowns, make the answer "conflict".
+//
+// Loops. For a pair from different iterations of a loop, values defined
+// inside the loop differ, except: the induction variable (advanced by
+// k >= 1 steps); remainders `rem(x * iv + invariant + c, m)` of one form,
+// whose two values differ by a known amount whatever their offsets c (so
+// `(i + 2) % 3` and `i % 3` name different stages); and values the rest of
+// their dimension cannot make up for (a tile index times the tile size,
+// beside per-thread offsets smaller than the tile), which must then be
+// equal in both runs: when those equalities determine the iteration (the
+// induction variable, plus or minus a value the same in both runs, times a
+// nonzero constant, or the quotient and remainder of one value by one
+// divisor), the runs are the same iteration and cannot conflict. Index
+// arithmetic is assumed not to wrap.
 //
 // Ordering. A forward dataflow over the structured program keeps the
 // accesses that may still race ("pending"). A pending access is ordered for
 // thread t once t passed a barrier that every thread of the access passed
 // after completing it: an immediate access completes when it executes; a
 // bulk / wgmma / cp.async access when a wait retires its group in its
-// issuing threads; a TMA or bulk load when a thread waits on its mbarrier
-// (that thread is ordered at once; others through a later barrier the waiter
-// also passes). Named-barrier arrive, mbarrier arrive and cluster arrive
-// release what their threads completed to the matching sync, wait or
-// cluster.wait. Joins keep what holds on every path; loops iterate to a fixed
-// point. Pairs whose two accesses sit in different roles are left to the
-// mbarriers the program uses between roles and are not reported.
+// issuing threads (a `read` wait retires only reads); a TMA or bulk load
+// when a thread waits on its mbarrier (that thread is ordered at once;
+// others through a later barrier the waiter also passes). Named-barrier
+// arrive, mbarrier arrive and cluster arrive release what their threads
+// completed to the matching sync, wait or cluster.wait. Joins keep what
+// holds on every path; loops iterate to a fixed point, and a loop with a
+// constant trip count of at least one is left through its body only. Pairs
+// whose two accesses sit in different roles are left to the mbarriers the
+// program uses between roles and are not reported; so are pairs with a stage
+// load of a `ring` allocation (an mbarrier-completed write of a circular
+// buffer, whose full and empty rings order it).
 //
 // Proxies (FindUnfencedPairs, CheckProxyFences). The same dataflow, with
-// global memory tracked too, finds the generic -> async edges: a generic
-// access followed by an async-proxy access (TMA, bulk copies, wgmma shared
-// operands) of overlapping memory, where one of them writes (R1, R3), or a
-// generic acquire of global memory (sem.wait, acquiring atomics) followed by
-// any async access of global memory, whose data the acquire may guard (R7);
-// and mbarrier.init followed by a use of that mbarrier by another thread or
-// as the completion barrier of a TMA or bulk load (R8). Such an edge needs a
-// fence of the matching space in a placement model:
-//   writers  every thread that ran the generic access fences after it and
-//            before the barrier or release that orders it for the thread of
-//            the async access (or before that access, in the same thread);
+// generic accesses of global memory, finds the generic -> async edges: a
+// generic access followed by an async-proxy access (TMA, bulk copies, wgmma
+// shared operands) of overlapping memory, where one of them writes (R1,
+// R3), or a generic acquire of global memory (sem.wait, acquiring atomics)
+// followed by any async access of global memory, whose data the acquire
+// may guard (R7); and mbarrier.init followed by a use of that mbarrier by
+// another thread or as the completion barrier of a TMA or bulk load (R8).
+// Edges to a stage load of a `ring` allocation are the circular buffer's (it
+// fences before its release). A fence covers an access only once the access
+// is complete in the fencing thread (a cp.async write after the wait for its
+// group). Such an edge
+// needs a fence of the matching space in a placement model:
+//   writers  the thread of the async access, if it ran the generic access
+//            itself, fenced after it; and every thread that ran the generic
+//            access fenced after it and before the barrier or release that
+//            orders it for the thread of the async access (a fence after
+//            that barrier, in a writer or in the issuer, does not count);
 //   issuer   as writers, or the thread of the async access fences after the
 //            barrier or acquire that orders it and before the access.
 // fence.mbarrier_init is always writers-placed (it is a release). Edges the
 // barriers do not order at all are left to the rules above; completion
-// already orders async -> generic and async -> async (R2, R3). Shared
-// overlap is the box comparison above, including the same thread; global
-// accesses overlap when they name the same tensor.
+// already orders async -> generic and async -> async (R2, R3). Overlap is
+// the box comparison above, including the same thread.
 #ifndef KIR_IR_SYNC_CHECK_H_
 #define KIR_IR_SYNC_CHECK_H_
 
@@ -75,6 +105,11 @@ namespace kir {
 // Threads of one block by linear id (the hardware maximum is 1024).
 using ThreadBits = std::bitset<1024>;
 
+// Which pairs of threads MayOverlap considers: two different threads (a
+// race between threads), one thread with itself (its own accesses through
+// two proxies), or either.
+enum class ThreadPairs { kDistinct, kSame, kAny };
+
 // One loop an access pair straddles: the earlier access ran `distance`
 // iterations before the later one (exactly, or at least kMaxDistance).
 struct CarriedLoop {
@@ -89,8 +124,9 @@ struct CarriedLoop {
   }
 };
 
-// Decides whether two shared-memory accesses can overlap from different
-// threads. Built per kernel; answers are cached by the caller if needed.
+// Decides whether two accesses of one block's memory can overlap from
+// different threads. Built per kernel; answers are cached by the caller if
+// needed.
 class ConflictAnalysis {
  public:
   ConflictAnalysis(const Kernel& kernel, const ThreadAnalysis& threads);
@@ -102,18 +138,17 @@ class ConflictAnalysis {
   ThreadBits Executing(const Op& op) const;
   int num_threads() const;
 
-  // Whether some thread t1 in `threads_a` running `a` and a different thread
-  // t2 in `threads_b` running `b` touch overlapping memory through `ea` and
-  // `eb` (effects of `a` and `b`), with `a` from earlier iterations of the
-  // loops in `carried` (same iteration of every other loop). Ignores access
-  // modes: the caller decides whether the pair needs ordering. With
-  // `same_thread`, t1 == t2 counts too (a thread's own accesses through two
-  // proxies).
+  // Whether some thread t1 in `threads_a` running `a` and a thread t2 in
+  // `threads_b` running `b` (t1 != t2, t1 == t2 or either, per `pairs`)
+  // touch overlapping memory through `ea` and `eb` (effects of `a` and
+  // `b`), with `a` from earlier iterations of the loops in `carried` (same
+  // iteration of every other loop). Ignores access modes: the caller
+  // decides whether the pair needs ordering.
   bool MayOverlap(const Op& a, const MemoryEffect& ea,
                   const ThreadBits& threads_a, const Op& b,
                   const MemoryEffect& eb, const ThreadBits& threads_b,
                   absl::Span<const CarriedLoop> carried,
-                  bool same_thread = false) const;
+                  ThreadPairs pairs = ThreadPairs::kDistinct) const;
 
   // How answers were reached, for tests and reports.
   struct Counters {
@@ -129,11 +164,14 @@ class ConflictAnalysis {
   std::unique_ptr<Impl> impl_;
 };
 
-// Whether a pair of effects needs ordering when it overlaps: at least one
-// writes and not both are atomic.
-bool NeedsOrdering(const MemoryEffect& a, const MemoryEffect& b);
+// Whether a pair of effects, `earlier` then `later`, needs ordering when it
+// overlaps: at least one writes and not both are atomic; or an mbarrier
+// wait, then an arrival on that mbarrier (which may complete the next
+// phase before the waiter observed its own), unless the mbarrier is a ring
+// of circular-buffer's.
+bool NeedsOrdering(const MemoryEffect& earlier, const MemoryEffect& later);
 
-// One conflicting pair of shared-memory accesses left unordered.
+// One conflicting pair of accesses left unordered.
 struct UnorderedPair {
   const Op* first = nullptr;  // the earlier access
   int first_effect = 0;       // index into MemoryEffectsOf(*first)
@@ -147,6 +185,9 @@ struct UnorderedPair {
                     carried_loop) < std::tie(other.first, other.first_effect,
                                              other.second, other.second_effect,
                                              other.carried, other.carried_loop);
+  }
+  bool operator==(const UnorderedPair& other) const {
+    return !(*this < other) && !(other < *this);
   }
 };
 
@@ -174,7 +215,7 @@ struct SyncAnalysisOptions {
   ConflictCache* cache = nullptr;
 };
 
-// Every conflicting pair of shared-memory accesses that some path leaves
+// Every conflicting pair of accesses that some path leaves
 // unordered, sorted by (second, first) in program order.
 std::vector<UnorderedPair> FindUnorderedPairs(
     const Kernel& kernel, const SyncAnalysisOptions& options = {});

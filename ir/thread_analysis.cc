@@ -494,10 +494,16 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
                       IsIntegerScalar(op.operand_value(i)->type());
         }
         if (all_exact && !args.empty()) {
-          Vec out(universe_size);
+          // Threads that never run the definition never use the value
+          // (SSA: every use is inside the definition's region), so their
+          // entries are placeholders; evaluating them could only fail where
+          // the executing threads do not (`div` of `tid - 128` outside a
+          // role of the threads from 128 on).
+          Vec out(universe_size, 0);
           std::vector<int64_t> scalars(args.size());
           bool ok = true;
           for (int t = 0; t < universe_size && ok; ++t) {
+            if (!exec[t]) continue;
             for (size_t i = 0; i < args.size(); ++i) {
               scalars[i] = (*args[i]->part)[t];
             }
@@ -770,6 +776,10 @@ bool ThreadAnalysis::IsSingleThread(const Op& op) const {
     if (first_warp >= 0 && t / kWarpSize != first_warp) return false;
     first_warp = t / kWarpSize;
   }
+  return IsElectedPerWarp(op);
+}
+
+bool ThreadAnalysis::IsElectedPerWarp(const Op& op) const {
   const Op* child = &op;
   for (const Op* parent = op.parent_op(); parent != nullptr;
        child = parent, parent = parent->parent_op()) {

@@ -78,8 +78,10 @@ class ThreadAnalysis {
   // The value computed by each thread (indexed by linear thread id), when
   // the block shape is constant and the value depends only on integer
   // constants, thread/lane/warp ids and the block shape (e.g. `tid.x / 32`);
-  // else null. Division, remainder and shifts of negative values are not
-  // evaluated (the result would depend on rounding the IR leaves open).
+  // else null. Entries of threads that cannot execute the definition are
+  // placeholders (no such thread uses the value). Division, remainder and
+  // shifts of negative values are not evaluated (the result would depend on
+  // rounding the IR leaves open).
   const std::vector<int64_t>* PerThreadValues(const Value* value) const;
 
   // Threads that may execute `op` (the guards of every enclosing if and
@@ -89,6 +91,9 @@ class ThreadAnalysis {
   // instance of `op`: a single-thread guard, or `elect.sync` within a set
   // of threads that is one warp.
   bool IsSingleThread(const Op& op) const;
+  // True when `op` is on the taken side of an `if` whose condition implies
+  // an elect.sync result: each warp runs it in at most one lane.
+  bool IsElectedPerWarp(const Op& op) const;
   // Whether every condition guarding `op` is uniform over `scope`, among
   // the threads that reach it: enclosing ifs, the bounds of enclosing fors
   // (their trip count), enclosing roles (a role is a guard like any other:

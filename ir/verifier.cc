@@ -83,8 +83,10 @@ enum Rule : int {
   kGridShape,
   kClusterShape,
   kSplitK,
+  kCircularBufferMarker,
 };
-static_assert(kSplitK == 50, "keep the rule ids in step with verifier.h");
+static_assert(kCircularBufferMarker == 51,
+              "keep the rule ids in step with verifier.h");
 
 constexpr int64_t kSharedMemoryLimit = 232448;  // 227 KiB per block
 constexpr int64_t kRegisterFileSize = 65536;    // 32-bit registers per SM
@@ -248,6 +250,25 @@ std::string DescribeThreads(const ThreadSet& threads) {
                       ")");
 }
 
+// "4 warps (0-3)", "2 warps (0, 4)".
+std::string DescribeWarps(const ThreadSet& threads) {
+  std::vector<int> warps = threads.Warps();
+  std::vector<std::string> ranges;
+  for (size_t i = 0; i < warps.size();) {
+    size_t end = i;
+    while (end + 1 < warps.size() && warps[end + 1] == warps[end] + 1) ++end;
+    if (ranges.size() == 4) {
+      ranges.push_back("...");
+      break;
+    }
+    ranges.push_back(end == i ? absl::StrCat(warps[i])
+                              : absl::StrCat(warps[i], "-", warps[end]));
+    i = end + 1;
+  }
+  return absl::StrCat(Plural(static_cast<int>(warps.size()), "warp"), " (",
+                      absl::StrJoin(ranges, ", "), ")");
+}
+
 // The innermost op of `kind` around `op`, or null.
 const Op* EnclosingOfKind(const Op& op, OpKind kind) {
   for (const Op* parent = op.parent_op(); parent != nullptr;
@@ -377,6 +398,7 @@ class Verifier {
 
   // Rules over several ops.
   void CheckSharedBudget();
+  void CheckCircularBufferMarker(const Op& loop);
   void CheckRoles();
   void CheckSetMaxNReg();
   void CheckNamedBarriers();
@@ -1034,6 +1056,7 @@ void Verifier::CheckOp(const Op& op) {
                "a count, got "
             << op.GetInt("unroll");
       }
+      CheckCircularBufferMarker(op);
       break;
     }
     case OpKind::kSplitK: {
@@ -1716,6 +1739,15 @@ void Verifier::CheckAlloc(const Op& op) {
           << " must be a non-negative multiple of its align " << align;
     }
   }
+  const bool mbarrier_ring =
+      type.dtype() == DType::kMbarrier && type.rank() == 1;
+  const bool data_ring = type.dtype() != DType::kMbarrier && type.rank() >= 2;
+  if (op.GetFlag("ring") && !mbarrier_ring && !data_ring) {
+    Fail(op, kAllocAttrs) << "alloc.shared ring needs data with a leading "
+                             "stage dimension (rank 2 or more) or one "
+                             "mbarrier per stage (rank 1), got "
+                          << type.ToString();
+  }
 }
 
 // The shared allocation `buffer` comes from, or null.
@@ -1876,6 +1908,79 @@ void Verifier::CheckSharedBudget() {
                     : std::string("past byte 2^63"))
             << ", past the " << kSharedMemoryLimit << " bytes a block can use";
       }
+    }
+  }
+}
+
+void Verifier::CheckCircularBufferMarker(const Op& loop) {
+  const std::string& mode = loop.GetString("circular_buffer");
+  static constexpr const char* kMarkerAttrs[] = {
+      "stages", "prefetch", "producer", "producer_regs", "consumer_regs"};
+  if (mode == "none") {
+    for (const char* name : kMarkerAttrs) {
+      if (loop.FindAttr(name) != nullptr) {
+        Fail(loop, kCircularBufferMarker)
+            << "'" << name
+            << "' needs 'circular_buffer = pipelined | warp_specialized' on "
+               "the loop";
+        return;
+      }
+    }
+    return;
+  }
+  const Attribute* stages = loop.FindAttr("stages");
+  if (stages == nullptr) {
+    Fail(loop, kCircularBufferMarker)
+        << "a loop marked for circular buffering needs 'stages'";
+  } else if (stages->int_value < 1 || stages->int_value > 16) {
+    Fail(loop, kCircularBufferMarker)
+        << "stages must be in 1..16, got " << stages->int_value;
+  }
+  if (const Attribute* prefetch = loop.FindAttr("prefetch")) {
+    if (mode != "pipelined") {
+      Fail(loop, kCircularBufferMarker)
+          << "'prefetch' applies to pipelined mode; in warp_specialized mode "
+             "the producer runs up to 'stages' iterations ahead";
+    } else if (stages != nullptr &&
+               (prefetch->int_value < 0 ||
+                prefetch->int_value >= stages->int_value)) {
+      Fail(loop, kCircularBufferMarker)
+          << "prefetch must be in 0.." << stages->int_value - 1
+          << " (less than stages), got " << prefetch->int_value;
+    }
+  }
+  if (mode == "pipelined") {
+    for (const char* name : {"producer", "producer_regs", "consumer_regs"}) {
+      if (loop.FindAttr(name) != nullptr) {
+        Fail(loop, kCircularBufferMarker)
+            << "'" << name << "' applies to warp_specialized mode only";
+      }
+    }
+  }
+  for (const char* name : {"producer_regs", "consumer_regs"}) {
+    const Attribute* regs = loop.FindAttr(name);
+    if (regs == nullptr) continue;
+    if (regs->int_value < 24 || regs->int_value > 256 ||
+        regs->int_value % 8 != 0) {
+      Fail(loop, kCircularBufferMarker)
+          << name << " must be a multiple of 8 in 24..256, got "
+          << regs->int_value;
+    } else if (loop.GetString("producer") == "warp") {
+      Fail(loop, kCircularBufferMarker)
+          << name
+          << " needs producer = warpgroup (a producer warp cannot run "
+             "setmaxnreg)";
+    }
+  }
+  for (const Op* outer = loop.parent_op(); outer != nullptr;
+       outer = outer->parent_op()) {
+    if (outer->kind() == OpKind::kFor &&
+        outer->GetString("circular_buffer") != "none") {
+      (Fail(loop, kCircularBufferMarker)
+       << "a loop marked for circular buffering cannot be nested in another "
+          "marked loop")
+          .Note(outer->loc(), "the enclosing marked loop");
+      break;
     }
   }
 }
@@ -2163,12 +2268,18 @@ void Verifier::CheckExecution(const ThreadAnalysis& analysis, const Op& op) {
     case ExecClass::kSingleIssue:
       if (!analysis.IsSingleThread(op)) {
         const ThreadSet& threads = analysis.ExecutingThreads(op);
+        std::string where;
+        if (!threads.known()) {
+          where = "no condition around it is known to select one thread";
+        } else if (analysis.IsElectedPerWarp(op)) {
+          // An election picks one lane in each warp that reaches it.
+          where = absl::StrCat("it may run in one elected lane of each of ",
+                               DescribeWarps(threads));
+        } else {
+          where = absl::StrCat("it may run in ", DescribeThreads(threads));
+        }
         Fail(op, kSingleIssue)
-            << op.mnemonic() << " must be issued by one thread, but "
-            << (threads.known()
-                    ? absl::StrCat("it may run in ", DescribeThreads(threads))
-                    : std::string("no condition around it is "
-                                  "known to select one thread"));
+            << op.mnemonic() << " must be issued by one thread, but " << where;
       }
       break;
     default:

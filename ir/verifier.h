@@ -70,7 +70,8 @@
 //   V21 Allocations sit at the kernel's top level or directly in a role.
 //   V22 Allocation attributes: align a power of two no smaller than the
 //       element; swizzle 0, 32, 64 or 128; pad >= 0; an explicit offset is
-//       non-negative and a multiple of align.
+//       non-negative and a multiple of align; `ring` only on data of rank 2
+//       or more (a leading stage dimension).
 //   V23 Shared allocations add up to at most 232448 bytes (227 KiB; `pad`
 //       elements count once per innermost row), and an explicit offset
 //       leaves the allocation inside them.
@@ -139,6 +140,13 @@
 // Split-K
 //   V50 splitk's operand is a register buffer, and splitk is neither
 //       nested in another splitk nor inside a loop.
+// Circular buffering
+//   V51 A loop marked `circular_buffer = pipelined | warp_specialized` has
+//       `stages` in 1..16; `prefetch` only in pipelined mode, in
+//       0..stages-1; `producer`, `producer_regs` and `consumer_regs` only
+//       in warp_specialized mode, register counts multiples
+//       of 8 in 24..256 and only with a producer warpgroup; no marked loop
+//       inside another; and an unmarked loop has none of these attributes.
 //
 // V31 to V35, V45's uniformity part and V46 need the thread analysis, which
 // assumes a well-formed kernel, so they run only when no other rule fails.

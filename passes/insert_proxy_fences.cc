@@ -134,25 +134,51 @@ bool WritesGeneric(const Region& region, const Value* buffer) {
   return writes;
 }
 
-// Writers: after the generic access, or after a loop around it, staying
-// inside the region that also holds the async use and inside the access's
-// guards. Most hoisted first.
-std::vector<Position> WriterPositions(const UnorderedPair& pair, bool hoist) {
-  Op* first = const_cast<Op*>(pair.first);
-  Op* second = const_cast<Op*>(pair.second);
-  std::vector<Position> positions = {After(first)};
+// After `anchor`, or after a loop around it, staying inside the region that
+// also holds `second` and inside the anchor's guards. Most hoisted first.
+std::vector<Position> PositionsAfter(Op* anchor, Op* second, bool hoist) {
+  std::vector<Position> positions = {After(anchor)};
   if (!hoist) return positions;
-  // The innermost region holding both accesses bounds the hoisting.
+  // The innermost region holding both bounds the hoisting.
   const Op* top = nullptr;
   for (Op* op = second; op != nullptr && top == nullptr; op = op->parent_op()) {
-    top = AncestorIn(first, op->parent_region());
+    top = AncestorIn(anchor, op->parent_region());
   }
-  for (Op* op = first->parent_op(); op != nullptr; op = op->parent_op()) {
+  for (Op* op = anchor->parent_op(); op != nullptr; op = op->parent_op()) {
     if (top != nullptr && op != top && IsInside(top, op)) break;
     if (op->kind() == OpKind::kFor) positions.push_back(After(op));
     if (op == top) break;
   }
   std::reverse(positions.begin(), positions.end());
+  return positions;
+}
+
+// Writers: after the generic access, once it is complete in its thread. An
+// immediate access is complete where it runs; a cp.async write only after
+// a wait for its group (a fence before that orders nothing of it), so the
+// positions follow each such wait, in program order.
+std::vector<Position> WriterPositions(const Kernel& kernel,
+                                      const UnorderedPair& pair, bool hoist) {
+  Op* first = const_cast<Op*>(pair.first);
+  Op* second = const_cast<Op*>(pair.second);
+  const OpFacts& facts = FactsOf(first->kind());
+  if (facts.completion == Completion::kImmediate || !facts.group) {
+    return PositionsAfter(first, second, hoist);
+  }
+  std::vector<Position> positions;
+  bool after_first = false;
+  Walk(kernel.body(), [&](const Op& op) {
+    if (&op == first) after_first = true;
+    const OpFacts& wait = FactsOf(op.kind());
+    if (!after_first || wait.sync != SyncKind::kGroupWait ||
+        wait.group != facts.group) {
+      return;
+    }
+    for (const Position& p :
+         PositionsAfter(const_cast<Op*>(&op), second, hoist)) {
+      positions.push_back(p);
+    }
+  });
   return positions;
 }
 
@@ -266,7 +292,7 @@ class FenceInserter {
   std::vector<Position> Candidates(const UnfencedPair& unfenced) const {
     if (unfenced.need == FenceNeed::kMbarrierInit ||
         options_.placement == FencePlacement::kWriters) {
-      return WriterPositions(unfenced.pair, options_.hoist);
+      return WriterPositions(kernel_, unfenced.pair, options_.hoist);
     }
     return IssuerPositions(unfenced, options_.hoist, options_.predicate);
   }

@@ -8,7 +8,9 @@
 //   present are kept and count.
 // Ensures: every generic -> async edge of ir/sync_check.h (generic write ->
 //   TMA store / reduce / wgmma operand read, generic read -> TMA load write,
-//   generic acquire of global memory -> async access of global memory,
+//   generic write of global memory -> TMA store or reduce of overlapping
+//   global memory (and generic read -> TMA load of it), generic acquire of
+//   global memory -> async access of global memory,
 //   mbarrier.init -> a use by another thread or a TMA unit) has a fence in
 //   the chosen placement model, as CheckProxyFences checks; with hoisting,
 //   no inserted fence can be removed without leaving an edge unfenced.
@@ -17,8 +19,9 @@
 //   - shared-memory edges get `fence.proxy.async shared_cta` (space=all: the
 //     unqualified `fence.proxy.async`, which also waits for the thread's
 //     global writes: MEMBAR.ALL.GPU instead of MEMBAR.ALL.CTA);
-//   - global edges after an acquire get `fence.proxy.async global`
-//     (whatever `space` says);
+//   - global edges (after a generic access of the same global data, or
+//     after an acquire) get `fence.proxy.async global` (whatever `space`
+//     says);
 //   - mbarrier inits get `fence.mbarrier_init` in the initializing thread,
 //     after the inits (R8), in every placement model.
 // Options:
@@ -26,7 +29,12 @@
 //     thread that ran the generic access fences after it and before the
 //     barrier or release that hands it on. The fence goes after the
 //     outermost loop around the access that still precedes that barrier,
-//     inside the access's guards.
+//     inside the access's guards; a write loop whose body holds the barrier
+//     gets its fence inside the body, before that barrier (one fence per
+//     iteration, no barrier added: the pass inserts no barriers, and
+//     hoisting the fence past the barrier would leave the other writers'
+//     data unfenced for the issuer). A cp.async write is fenced after the
+//     wait that completes its group (a fence before orders nothing of it).
 //   placement=issuer (experimental; nvFuser's order): only the threads that
 //     issue the async op fence, after the barrier, just before the op. This
 //     relies on the fence composing along the barrier's causality path,

@@ -130,6 +130,57 @@ std::optional<Placement> Place(const UnorderedPair& pair, bool fallback) {
   return std::nullopt;
 }
 
+// Where a barrier can go instead of `base` and still order `pair` on every
+// path that runs both accesses: inside an `if` around the later access,
+// right before it, or inside an `if` around the earlier access, at the end
+// of its branch, so that it runs only when the access does. Deepest first;
+// whether the `if` is uniform over the barrier's threads is checked when
+// the barrier is inserted.
+std::vector<Placement> Narrower(const UnorderedPair& pair,
+                                const Placement& base) {
+  std::vector<Placement> out;
+  if (pair.carried || base.index >= base.region->size()) return out;
+  Op* first = const_cast<Op*>(pair.first);
+  Op* second = const_cast<Op*>(pair.second);
+  Op* first_ancestor = AncestorIn(first, base.region);
+  if (first_ancestor == nullptr ||
+      base.region->IndexOf(first_ancestor) >= base.index) {
+    return out;
+  }
+  std::vector<Placement> later, earlier;
+  for (Op* op = AncestorIn(second, base.region);
+       op != nullptr && op != second && op->kind() == OpKind::kIf;) {
+    Region* branch = nullptr;
+    for (int r = 0; r < op->num_regions(); ++r) {
+      if (AncestorIn(second, &op->region(r)) != nullptr) {
+        branch = &op->region(r);
+      }
+    }
+    if (branch == nullptr) break;
+    Op* inner = AncestorIn(second, branch);
+    int index = branch->IndexOf(inner);
+    while (index > 0 && IsPlainComputation(branch->op(index - 1))) --index;
+    later.push_back(Placement{branch, index, base.role});
+    op = inner;
+  }
+  for (Op* op = first_ancestor; op != first && op->kind() == OpKind::kIf;) {
+    Region* branch = nullptr;
+    for (int r = 0; r < op->num_regions(); ++r) {
+      if (AncestorIn(first, &op->region(r)) != nullptr) {
+        branch = &op->region(r);
+      }
+    }
+    if (branch == nullptr) break;
+    int index = branch->size();
+    if (index > 0 && branch->op(index - 1).kind() == OpKind::kReturn) break;
+    earlier.push_back(Placement{branch, index, base.role});
+    op = AncestorIn(first, branch);
+  }
+  out.insert(out.end(), later.rbegin(), later.rend());
+  out.insert(out.end(), earlier.rbegin(), earlier.rend());
+  return out;
+}
+
 std::string Where(const Op& op) { return op.loc().LineColumn(); }
 
 absl::Status PairError(const Location& at, const UnorderedPair& pair,
@@ -182,16 +233,41 @@ class SyncInserter {
         ++attempt;
       }
       if (!placement) {
+        // Where the two accesses' common region cannot order them (the
+        // earlier one completes at a wait inside the later one's loop),
+        // a barrier deeper on the later access's side may.
+        absl::StatusOr<bool> deeper = PlaceDeeper(pair);
+        if (!deeper.ok()) return deeper.status();
+        if (*deeper) continue;
         return PairError(pair.second->loc(), pair,
                          "no barrier can order them: the earlier access is "
                          "not complete in its threads at any place a barrier "
                          "could go (an asynchronous access needs a "
                          "completion wait first)");
       }
-      absl::Status status = Insert(*placement, pair);
-      if (!status.ok()) return status;
+      // A narrower place first, kept only when its guards are uniform over
+      // the barrier's threads and the pair is then ordered.
+      bool placed = false;
+      for (const Placement& narrower : Narrower(pair, *placement)) {
+        absl::StatusOr<Op*> barrier =
+            Insert(narrower, pair, /*report_divergence=*/false);
+        if (!barrier.ok()) return barrier.status();
+        if (*barrier == nullptr) continue;
+        std::vector<UnorderedPair> left = FindUnorderedPairs(kernel_, options_);
+        if (std::find(left.begin(), left.end(), pair) == left.end()) {
+          placed = true;
+          break;
+        }
+        inserted_.erase(*barrier);
+        RemoveOp(*barrier);
+      }
+      if (placed) continue;
+      absl::StatusOr<Op*> barrier =
+          Insert(*placement, pair, /*report_divergence=*/true);
+      if (!barrier.ok()) return barrier.status();
     }
     Minimize();
+    MergeBranchBarriers();
     RecordProvenance();
     std::vector<Op*> remaining = InProgramOrder(kernel_, inserted_);
     for (Op* op : remaining) {
@@ -211,7 +287,12 @@ class SyncInserter {
   }
 
  private:
-  absl::Status Insert(const Placement& placement, const UnorderedPair& pair) {
+  // Inserts a barrier at `placement` for `pair`. When its guards are not
+  // uniform over its threads: an error, or (without `report_divergence`)
+  // no barrier (null).
+  absl::StatusOr<Op*> Insert(const Placement& placement,
+                             const UnorderedPair& pair,
+                             bool report_divergence) {
     OpBuilder builder(*placement.region, placement.index);
     builder.set_loc(pair.second->loc());
     builder.set_provenance(Provenance{kPassName, {}});
@@ -239,6 +320,10 @@ class SyncInserter {
     const Scope scope =
         placement.role != nullptr ? Scope::kRole : Scope::kBlock;
     if (!threads.GuardsUniformOver(*barrier, scope, &culprit)) {
+      if (!report_divergence) {
+        RemoveOp(barrier);
+        return nullptr;
+      }
       const Location at =
           culprit != nullptr ? culprit->loc() : pair.second->loc();
       std::string over =
@@ -267,7 +352,38 @@ class SyncInserter {
       return PairError(at, pair, why);
     }
     inserted_.insert(barrier);
-    return absl::OkStatus();
+    return barrier;
+  }
+
+  // Tries a barrier right before the later access's ancestor in each region
+  // between the two accesses' common region and the later access, outermost
+  // first (a loop's body runs it every iteration, so deeper costs more);
+  // keeps the first after which the pair is ordered.
+  absl::StatusOr<bool> PlaceDeeper(const UnorderedPair& pair) {
+    Op* first = const_cast<Op*>(pair.first);
+    Op* second = const_cast<Op*>(pair.second);
+    std::vector<Region*> chain;  // innermost first
+    for (Op* op = second; op != nullptr; op = op->parent_op()) {
+      Region* region = op->parent_region();
+      if (AncestorIn(first, region) != nullptr) break;
+      chain.push_back(region);
+    }
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      Region* region = *it;
+      int index = region->IndexOf(AncestorIn(second, region));
+      while (index > 0 && IsPlainComputation(region->op(index - 1))) --index;
+      if (SplitsRoles(*region, index)) continue;
+      absl::StatusOr<Op*> barrier =
+          Insert(Placement{region, index, RoleAround(region)}, pair,
+                 /*report_divergence=*/false);
+      if (!barrier.ok()) return barrier.status();
+      if (*barrier == nullptr) continue;
+      std::vector<UnorderedPair> left = FindUnorderedPairs(kernel_, options_);
+      if (std::find(left.begin(), left.end(), pair) == left.end()) return true;
+      inserted_.erase(*barrier);
+      RemoveOp(*barrier);
+    }
+    return false;
   }
 
   // Drops each inserted barrier (in program order) that nothing needs.
@@ -278,6 +394,44 @@ class SyncInserter {
       if (FindUnorderedPairs(kernel_, options).empty()) {
         inserted_.erase(barrier);
         RemoveOp(barrier);
+      }
+    }
+  }
+
+  // An `if` whose two branches both start (or both end) with the same
+  // inserted barrier runs one either way: one barrier before (or after) the
+  // `if` is the same synchronization, written once.
+  void MergeBranchBarriers() {
+    std::vector<Op*> ifs;
+    Walk(kernel_.body(), [&](Op& op) {
+      if (op.kind() == OpKind::kIf && op.num_regions() == 2) ifs.push_back(&op);
+    });
+    // Innermost first, so that merged barriers can merge again outside.
+    std::reverse(ifs.begin(), ifs.end());
+    for (Op* if_op : ifs) {
+      for (const bool at_start : {true, false}) {
+        Region& then_region = if_op->region(0);
+        Region& else_region = if_op->region(1);
+        if (then_region.empty() || else_region.empty()) continue;
+        Op& a = at_start ? then_region.op(0)
+                         : then_region.op(then_region.size() - 1);
+        Op& b = at_start ? else_region.op(0)
+                         : else_region.op(else_region.size() - 1);
+        if (!inserted_.count(&a) || !inserted_.count(&b) ||
+            a.kind() != b.kind() || a.attrs() != b.attrs()) {
+          continue;
+        }
+        Region& parent = *if_op->parent_region();
+        const int index = parent.IndexOf(if_op) + (at_start ? 0 : 1);
+        OpBuilder builder(parent, index);
+        builder.set_loc(a.loc());
+        builder.set_provenance(Provenance{kPassName, {}});
+        Op* merged = builder.Create(a.kind(), {}, a.attrs());
+        inserted_.erase(&a);
+        inserted_.erase(&b);
+        RemoveOp(&a);
+        RemoveOp(&b);
+        inserted_.insert(merged);
       }
     }
   }

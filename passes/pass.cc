@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "ir/check.h"
 #include "passes/canonicalize.h"
+#include "passes/circular_buffer.h"
 #include "passes/dce.h"
 #include "passes/insert_async_waits.h"
 #include "passes/insert_proxy_fences.h"
@@ -142,10 +143,13 @@ absl::Status CheckOptionValue(const PassInfo& pass, const PassOptionDecl& decl,
     case PassOptionDecl::Kind::kEnum:
       if (std::find(decl.choices.begin(), decl.choices.end(), value) ==
           decl.choices.end()) {
-        expected =
-            decl.choices.size() == 2
-                ? absl::StrCat(decl.choices[0], " or ", decl.choices[1])
-                : absl::StrCat("one of ", absl::StrJoin(decl.choices, ", "));
+        // "a", "a or b", "a, b or c".
+        expected = decl.choices.back();
+        if (decl.choices.size() > 1) {
+          expected = absl::StrCat(
+              absl::StrJoin(decl.choices.begin(), decl.choices.end() - 1, ", "),
+              " or ", expected);
+        }
       }
       break;
     case PassOptionDecl::Kind::kString:

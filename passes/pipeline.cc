@@ -33,7 +33,7 @@ Pipeline DefaultPipeline() {
   };
   run("canonicalize");
   // run("serialize-split-k");    // splitk -> workspace and semaphores
-  // run("circular-buffer");      // multi-stage buffers for loads in loops
+  run("circular-buffer");     // multi-stage buffers for loads in loops
   run("uniform-predicates");  // collective ops under uniform conditions
   run("insert-async-waits");  // commits, waits and wgmma fences
   // run("plan-shared-memory");   // offsets for every shared allocation

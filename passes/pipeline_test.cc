@@ -45,13 +45,13 @@ TEST(ParsePipelineTest, DefaultExpandsToTheDefaultList) {
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
   EXPECT_EQ(PipelineToString(*pipeline), PipelineToString(DefaultPipeline()));
   EXPECT_EQ(PipelineToString(DefaultPipeline()),
-            "canonicalize,uniform-predicates,insert-async-waits,insert-syncs,"
-            "insert-proxy-fences,dce");
+            "canonicalize,circular-buffer,uniform-predicates,"
+            "insert-async-waits,insert-syncs,insert-proxy-fences,dce");
   absl::StatusOr<Pipeline> around = ParsePipeline("dce,default,dce");
   ASSERT_TRUE(around.ok()) << around.status();
   EXPECT_EQ(PipelineToString(*around),
-            "dce,canonicalize,uniform-predicates,insert-async-waits,"
-            "insert-syncs,insert-proxy-fences,dce,dce");
+            "dce,canonicalize,circular-buffer,uniform-predicates,"
+            "insert-async-waits,insert-syncs,insert-proxy-fences,dce,dce");
 }
 
 std::string ErrorOf(absl::string_view text) {

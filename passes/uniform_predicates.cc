@@ -199,10 +199,10 @@ class UniformPredicatesPass {
     if (!errors.empty()) return JoinStatuses(errors);
 
     // The broadcast needs every lane of every warp (shfl.sync with a full
-    // mask), so blocks with a partial or unknown warp are left alone.
-    if (!rewrite_ || num_threads_ == 0 || num_threads_ % kWarpSize != 0) {
-      return absl::OkStatus();
-    }
+    // mask): in a block with a partial last warp the warp predicates are
+    // built from warp.id itself, and only complete warps elect.
+    if (!rewrite_ || num_threads_ == 0) return absl::OkStatus();
+    partial_warp_ = num_threads_ % kWarpSize != 0;
     for (Op* op : single_issue) PlanSingleIssue(*op);
     DropBulkPlansIfAnyLeft();
     Apply();
@@ -548,6 +548,8 @@ class UniformPredicatesPass {
       if (!uniform) return false;
       wrap.bulk = wrap.bulk || IsBulkGroupOp(region.op(i));
     }
+    // elect.sync runs over the full warp: the issuing warp must be complete.
+    if ((warps.front() + 1) * kWarpSize > num_threads_) return false;
     PlanOuterGuards(chain, chain.size());
     wrap.first = &region.op(begin);
     wrap.last = &region.op(end);
@@ -663,7 +665,14 @@ class UniformPredicatesPass {
     Value* warp_id32 = b.Create(OpKind::kCast, {Use(warp_id)}, {},
                                 {Type::Scalar(DType::kI32)}, {"warp_id32"})
                            ->result();
-    lane0_ = b.Constant(0, DType::kI32, "lane0");
+    lane0_ = b.Constant(0, DType::kI32, partial_warp_ ? "warp0" : "lane0");
+    if (partial_warp_) {
+      // The partial warp cannot take part in a full-warp shuffle: compare
+      // the warp index itself (uniform, though the backend cannot tell).
+      warp_uniform_ = warp_id32;
+      preamble_end_ = b.index();
+      return;
+    }
     warp_uniform_ = b.Create(OpKind::kShflSync, {Use(warp_id32), Use(lane0_)},
                              {{"mode", Attribute::Enum("idx")}},
                              {Type::Scalar(DType::kI32)}, {"warp_uniform"})
@@ -986,6 +995,8 @@ class UniformPredicatesPass {
 
   // The preamble.
   Value* warp_uniform_ = nullptr;
+  // The block ends in a partial warp: no broadcast, predicates on warp.id.
+  bool partial_warp_ = false;
   Value* lane0_ = nullptr;
   int preamble_end_ = 0;
   std::map<int, Value*> warp_constants_;

@@ -52,8 +52,12 @@
 //   value it cannot replace by a constant (all left as written and counted
 //   as `issues-left`); if one such guard holds bulk-group ops, no bulk-group
 //   guard is rewritten, so issue, commit and wait stay in one thread. With
-//   a block shape that is not constant or not whole warps it rewrites
-//   nothing. It does not touch `barrier.named` guards or raw `ptx`.
+//   a block shape that is not constant it rewrites nothing. In a block
+//   whose last warp is partial (48 threads) the full-warp broadcast cannot
+//   run, so single-thread guards still elect in their (complete) warp, with
+//   the warp predicate compared on `warp.id` itself, and guards of
+//   collectives are left as written. It does not touch `barrier.named`
+//   guards or raw `ptx`.
 #ifndef KIR_PASSES_UNIFORM_PREDICATES_H_
 #define KIR_PASSES_UNIFORM_PREDICATES_H_
 

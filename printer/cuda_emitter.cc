@@ -19,6 +19,7 @@
 #include "ir/check.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
+#include "ir/shared_memory.h"
 #include "ir/verifier.h"
 #include "printer/cuda_runtime.h"
 
@@ -30,8 +31,6 @@ namespace {
     absl::Status kir_status_ = (expr);         \
     if (!kir_status_.ok()) return kir_status_; \
   } while (false)
-
-constexpr int64_t kMaxSharedBytes = 232448;  // 227 KiB, as V23
 
 // ---------------------------------------------------------------------------
 // Names, types and literals.
@@ -266,32 +265,13 @@ struct SharedLayout {
   int64_t total = 0;
 };
 
-int64_t SharedAlignment(const Op& alloc) {
-  const Type& type = alloc.result()->type();
-  int64_t align =
-      std::max<int64_t>(alloc.GetInt("align"), DTypeBytes(type.dtype()));
-  const int64_t swizzle = alloc.GetInt("swizzle");
-  // The swizzle pattern repeats every 8 lines of 128 bytes; the TMA and
-  // wgmma apply it to address bits, so the base must be aligned to it.
-  if (swizzle > 0) align = std::max<int64_t>(align, 8 * swizzle);
-  return align;
-}
-
 absl::StatusOr<int64_t> SharedBytes(const Op& alloc) {
-  const Type& type = alloc.result()->type();
-  int64_t elements = 1;
-  for (int i = 0; i < type.rank(); ++i) {
-    std::optional<int64_t> extent = type.shape()[i].AsConstant();
-    if (!extent.has_value() || *extent <= 0) {
-      return Error(alloc.loc())
-             << "shared allocation %" << alloc.result()->name()
-             << " needs a constant positive shape";
-    }
-    if (i + 1 == type.rank()) *extent += alloc.GetInt("pad");
-    elements *= *extent;
-    if (elements > kMaxSharedBytes) break;
+  std::optional<int64_t> bytes = SharedAllocationBytes(alloc);
+  if (!bytes) {
+    return Error(alloc.loc()) << "shared allocation %" << alloc.result()->name()
+                              << " needs a constant positive shape";
   }
-  return elements * DTypeBytes(type.dtype());
+  return *bytes;
 }
 
 int64_t AlignUp(int64_t value, int64_t align) {
@@ -313,7 +293,7 @@ absl::StatusOr<SharedLayout> LayoutShared(const Kernel& kernel) {
     CudaSharedAllocation placed;
     placed.buffer = alloc->result();
     placed.bytes = *bytes;
-    placed.align = SharedAlignment(*alloc);
+    placed.align = SharedAllocationAlignment(*alloc);
     if (const Attribute* offset = alloc->FindAttr("offset")) {
       if (offset->int_value < 0 || offset->int_value % placed.align != 0) {
         return Error(alloc->loc())
@@ -1059,10 +1039,15 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
     case OpKind::kSemWait:
     case OpKind::kSemRelease: {
       const bool wait = op.kind() == OpKind::kSemWait;
+      // A semaphore wait is a spin loop: in an elected region the whole
+      // warp spins, as for an mbarrier wait (EmitMbarrier says why).
+      const std::string issue =
+          wait ? std::exchange(issue_, "") : std::string(issue_);
       const std::string fn =
-          wait ? runtime_.SemWait(attr("scope"), predicated())
+          wait ? runtime_.SemWait(attr("scope"))
                : runtime_.SemRelease(attr("scope"), predicated());
       Call(fn, {GlobalPointer(op.operand(0)), Var(op.operand_value(1))});
+      issue_ = issue;
       return absl::OkStatus();
     }
     case OpKind::kAtomic:
@@ -1665,11 +1650,21 @@ absl::Status KernelEmitter::EmitMbarrier(const Op& op) {
       Call(runtime_.MbarrierArriveTx(predicated()), {bar},
            absl::StrCat("<", op.GetInt("bytes"), ">"));
       break;
-    case OpKind::kMbarrierWait:
-      Call(runtime_.MbarrierWait(predicated()),
+    case OpKind::kMbarrierWait: {
+      // A wait is a loop; predicated on the elected lane, ptxas wraps it in
+      // a BSSY/BSYNC region and then ran a following TMA store in the other
+      // lanes too, with a coordinate only the elected lane had set
+      // (measured: another tile written over tile 0 in every launch,
+      // testdata/passes/insert-syncs/gpu_global.kir). In an elected region
+      // the whole warp waits instead: every lane waits for the same phase,
+      // which changes nothing but the waiting.
+      const std::string issue = std::exchange(issue_, "");
+      Call(runtime_.MbarrierWait(),
            {bar, absl::StrCat("static_cast<kir_u32>(", Var(op.operand_value(1)),
                               ")")});
+      issue_ = issue;
       break;
+    }
     default:
       Call(runtime_.MbarrierInval(predicated()), {bar});
       break;

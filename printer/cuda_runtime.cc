@@ -525,7 +525,7 @@ std::string CudaRuntime::MbarrierArriveTx(bool predicated) {
   return Define(fn.name + Suffix(predicated), Render(fn, predicated));
 }
 
-std::string CudaRuntime::MbarrierWait(bool predicated) {
+std::string CudaRuntime::MbarrierWait() {
   AsmFunction fn;
   fn.name = "kir_mbarrier_wait";
   fn.params = {"kir_u32 bar", "kir_u32 parity"};
@@ -538,7 +538,7 @@ std::string CudaRuntime::MbarrierWait(bool predicated) {
             "@!done bra KIR_WAIT;",
             "}"};
   fn.inputs = {"\"r\"(bar)", "\"r\"(parity)"};
-  return Define(fn.name + Suffix(predicated), Render(fn, predicated));
+  return Define(fn.name, Render(fn, /*predicated=*/false));
 }
 
 std::string CudaRuntime::MbarrierInval(bool predicated) {
@@ -864,7 +864,7 @@ std::string CudaRuntime::Stmatrix(int count, bool trans) {
 // ---------------------------------------------------------------------------
 // Semaphores and atomics.
 
-std::string CudaRuntime::SemWait(absl::string_view scope, bool predicated) {
+std::string CudaRuntime::SemWait(absl::string_view scope) {
   AsmFunction fn;
   fn.name = absl::StrCat("kir_sem_wait_", scope);
   fn.params = {"const kir_i32* sem", "kir_i32 value"};
@@ -877,7 +877,7 @@ std::string CudaRuntime::SemWait(absl::string_view scope, bool predicated) {
             "@again bra KIR_SPIN;",
             "}"};
   fn.inputs = {"\"l\"(sem)", "\"r\"(value)"};
-  return Define(fn.name + Suffix(predicated), Render(fn, predicated));
+  return Define(fn.name, Render(fn, /*predicated=*/false));
 }
 
 std::string CudaRuntime::SemRelease(absl::string_view scope, bool predicated) {

@@ -77,7 +77,9 @@ class CudaRuntime {
   std::string MbarrierInit(bool predicated);      // template <int COUNT> (addr)
   std::string MbarrierArrive(bool predicated);    // (addr)
   std::string MbarrierArriveTx(bool predicated);  // template <int BYTES> (addr)
-  std::string MbarrierWait(bool predicated);   // (addr, parity): try_wait loop
+  // (addr, parity): a try_wait loop, run by every lane that reaches it (never
+  // predicated: a predicated loop breaks the code ptxas makes around it).
+  std::string MbarrierWait();
   std::string MbarrierInval(bool predicated);  // (addr)
 
   // cp.async (Ampere): `.ca` for 4 and 8 bytes, `.cg` for 16.
@@ -113,7 +115,8 @@ class CudaRuntime {
   std::string Stmatrix(int count, bool trans);
 
   // Semaphores (global i32).
-  std::string SemWait(absl::string_view scope, bool predicated);
+  // A spin loop, never predicated (as MbarrierWait).
+  std::string SemWait(absl::string_view scope);
   std::string SemRelease(absl::string_view scope, bool predicated);
   // atom / red. `space` is kGlobal or kShared; `order` and `scope` as in PTX.
   std::string Atomic(absl::string_view op, DType dtype, MemorySpace space,

@@ -46,6 +46,7 @@
 #include "passes/pipeline.h"
 #include "printer/nvrtc_compiler.h"
 #include "tools/kir-run/device.h"
+#include "tools/kir-check/interp_target.h"
 #include "tools/kir-run/directive.h"
 #include "tools/kir-run/runner.h"
 
@@ -95,6 +96,10 @@ with the bound sizes and inputs, and compares its outputs with references.
   --no-verify            do not verify the input or after each pass: runs a
                          kernel the verifier rejects, to show what goes wrong
                          on the GPU without the pass that would fix it
+  --target=T             gpu (default) or interp: run on the CPU interpreter
+                         (kir-check's reference schedule, references on the
+                         CPU); needs no GPU; --bench, --sanitize and the
+                         other GPU options do not apply
   --probe                exit 0 if a usable GPU (sm_90) is present, else 77
   --launch-overhead      time 1000 host launches of directive 1's kernel
                          through kir-run and through cudaLaunchKernelExC
@@ -111,6 +116,7 @@ struct Flags {
   bool probe = false;
   bool launch_overhead = false;
   size_t max_input_bytes = kDefaultMaxInputBytes;
+  bool interp = false;  // --target=interp
   // Internal: this process is the child for one directive.
   std::optional<int> child_index;
   std::string result_file;
@@ -183,6 +189,10 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
         return "--max-input-bytes takes a byte count > 0 (e.g. 512M)";
     } else if (arg == "--no-verify") {
       flags.run.verify = false;
+    } else if (value_of("--target", value)) {
+      if (value != "gpu" && value != "interp")
+        return "--target takes gpu or interp";
+      flags.interp = value == "interp";
     } else if (arg == "--probe") {
       flags.probe = true;
     } else if (arg == "--launch-overhead") {
@@ -526,6 +536,14 @@ int Main(int argc, char** argv) {
     std::cerr << "kir-run: --only=" << *flags.only << " but " << flags.file
               << " has " << directives->size() << " directive(s)\n";
     return kExitFailed;
+  }
+
+  if (flags.interp) {
+    check::InterpTargetOptions options;
+    options.pipeline = flags.run.pipeline;
+    options.only = flags.only;
+    return check::RunDirectivesOnInterpreter(source, *directives, options,
+                                             std::cout);
   }
 
   absl::StatusOr<DeviceInfo> device = ProbeDevice();

@@ -1,0 +1,1671 @@
+// Circular buffering of TMA loads; see circular_buffer.h.
+//
+// One marked loop at a time: an analysis (LoopPlan) that checks the input
+// and finds the stage loads, the staged buffers, the author's barrier
+// protocol and the computations the loads' addresses need (the slice);
+// then the rewrite, common to both modes (rings, inits, stage indices, the
+// consumers' waits and releases) with the load issue placed per mode: a
+// prologue and a refill at the start of each iteration (pipelined), or a
+// producer role running its own copy of the nest, or one loop merged from
+// it (warp_specialized).
+#include "passes/circular_buffer.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/builder.h"
+#include "ir/check.h"
+#include "ir/diagnostics.h"
+#include "ir/effects.h"
+#include "ir/shared_memory.h"
+#include "ir/static_values.h"
+#include "ir/thread_analysis.h"
+
+namespace kir {
+namespace {
+
+constexpr char kPassName[] = "circular-buffer";
+constexpr int64_t kRegisterFileSize = 65536;
+constexpr int64_t kMaxBlockThreads = 1024;
+constexpr int kWarpgroupThreads = 128;
+constexpr int kDefaultProducerRegs = 40;
+
+constexpr char kLoopsPipelined[] = "loops-pipelined";
+constexpr char kLoopsWarpSpecialized[] = "loops-warp-specialized";
+constexpr char kBuffersStaged[] = "buffers-staged";
+constexpr char kLoadsPipelined[] = "loads-pipelined";
+
+enum class Mode { kPipelined, kWarpSpecialized };
+
+// The options given to the pass; they override every marker.
+struct Overrides {
+  std::optional<Mode> mode;
+  int64_t stages = 0;     // 0: the marker's
+  int64_t prefetch = -1;  // -1: the marker's
+  std::optional<bool> producer_warp;
+  bool merged_producer = false;
+};
+
+// What one marked loop asks for, after the overrides.
+struct Config {
+  Mode mode = Mode::kPipelined;
+  int stages = 2;
+  int prefetch = 1;              // pipelined: iterations issued ahead
+  bool producer_warp = false;    // warp_specialized: one warp, no setmaxnreg
+  bool merged_producer = false;  // one loop over the nest's iterations
+  std::optional<int> producer_regs;
+  std::optional<int> consumer_regs;
+};
+
+bool IsMarked(const Op& op) {
+  return op.kind() == OpKind::kFor && op.GetString("circular_buffer") != "none";
+}
+
+bool IsStageLoadKind(OpKind kind) {
+  return kind == OpKind::kTmaLoad || kind == OpKind::kBulkLoad;
+}
+
+// thread.id, warp.id, lane.id and block.dim: values that change meaning
+// when the block grows by a producer warpgroup.
+bool IsPositionOp(const Op& op) {
+  switch (op.kind()) {
+    case OpKind::kThreadId:
+    case OpKind::kWarpId:
+    case OpKind::kLaneId:
+    case OpKind::kBlockDim:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The alloc.shared at the kernel's top level that defines `buffer`, or null.
+const Op* TopLevelSharedAlloc(const Kernel& kernel, const Value* buffer) {
+  if (buffer->kind() != Value::Kind::kResult) return nullptr;
+  const Op* alloc = buffer->defining_op();
+  return alloc->kind() == OpKind::kAllocShared &&
+                 alloc->parent_region() == &kernel.body()
+             ? alloc
+             : nullptr;
+}
+
+bool Contains(const Op& outer, const Op& inner) {
+  for (const Op* parent = inner.parent_op(); parent != nullptr;
+       parent = parent->parent_op()) {
+    if (parent == &outer) return true;
+  }
+  return false;
+}
+
+// The ancestor-or-self of `op` directly in `region`, or null.
+Op* AncestorIn(Op* op, const Region* region) {
+  for (Op* current = op; current != nullptr; current = current->parent_op()) {
+    if (current->parent_region() == region) return current;
+  }
+  return nullptr;
+}
+
+std::string Name(const Value* value) {
+  return absl::StrCat("%", value->name());
+}
+
+// Whether `op` or an op nested in it satisfies `pred`.
+template <typename Pred>
+bool AnyNested(const Op& op, Pred&& pred) {
+  if (pred(op)) return true;
+  for (int r = 0; r < op.num_regions(); ++r) {
+    for (const auto& inner : op.region(r).ops()) {
+      if (AnyNested(*inner, pred)) return true;
+    }
+  }
+  return false;
+}
+
+// Whether `value` is provably >= 0: sizes, non-negative constants, index
+// queries, and +, *, /, rem, min, max of such values.
+bool NonNegative(const Value* value, int depth = 0) {
+  if (depth > 12) return false;
+  if (value->kind() == Value::Kind::kSize) return true;
+  if (value->kind() != Value::Kind::kResult) return false;
+  if (std::optional<int64_t> constant = IntegerConstant(value)) {
+    return *constant >= 0;
+  }
+  const Op& op = *value->defining_op();
+  // The index queries (thread and block indices, dimensions) are the
+  // computations without operands other than constants.
+  if (op.num_operands() == 0 && FactsOf(op.kind()).computes) return true;
+  switch (op.kind()) {
+    case OpKind::kAdd:
+    case OpKind::kMul:
+    case OpKind::kDiv:
+    case OpKind::kRem:
+    case OpKind::kMin:
+      return NonNegative(op.operand_value(0), depth + 1) &&
+             NonNegative(op.operand_value(1), depth + 1);
+    case OpKind::kMax:
+      return NonNegative(op.operand_value(0), depth + 1) ||
+             NonNegative(op.operand_value(1), depth + 1);
+    default:
+      return false;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Index arithmetic that folds what it can, so that the output needs no
+// canonicalize run after it (the pass runs after canonicalize).
+
+class ConstantPool {
+ public:
+  // New constants go right after the leading run of top-level constants.
+  explicit ConstantPool(Kernel& kernel) : kernel_(kernel) {
+    for (const auto& op : kernel.body().ops()) {
+      if (op->kind() != OpKind::kConst) break;
+      Remember(op->result());
+    }
+  }
+
+  // An index constant visible everywhere in the kernel.
+  Value* Get(int64_t value) {
+    auto it = values_.find(value);
+    if (it != values_.end()) return it->second;
+    Region& body = kernel_.body();
+    int index = 0;
+    while (index < body.size() && body.op(index).kind() == OpKind::kConst) {
+      ++index;
+    }
+    OpBuilder builder(body, index);
+    builder.set_provenance(Provenance{kPassName, {}});
+    Value* constant = builder.Constant(
+        value, DType::kIndex,
+        absl::StrCat("c", value < 0 ? "m" : "", value < 0 ? -value : value));
+    values_[value] = constant;
+    return constant;
+  }
+
+ private:
+  void Remember(Value* value) {
+    if (!value->type().is_index()) return;
+    std::optional<int64_t> constant = IntegerConstant(value);
+    if (constant && values_.count(*constant) == 0) values_[*constant] = value;
+  }
+
+  Kernel& kernel_;
+  std::map<int64_t, Value*> values_;
+};
+
+class IndexMath {
+ public:
+  IndexMath(OpBuilder& builder, ConstantPool& constants)
+      : builder_(builder), constants_(constants) {}
+
+  Value* Const(int64_t value) { return constants_.Get(value); }
+
+  Value* Add(Value* a, Value* b, const std::string& name) {
+    std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
+    if (x && y) return Const(*x + *y);
+    if (y && *y == 0) return a;
+    if (x && *x == 0) return b;
+    return builder_.Binary(OpKind::kAdd, a, b, name);
+  }
+  Value* Sub(Value* a, Value* b, const std::string& name) {
+    std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
+    if (x && y) return Const(*x - *y);
+    if (y && *y == 0) return a;
+    return builder_.Binary(OpKind::kSub, a, b, name);
+  }
+  Value* Mul(Value* a, Value* b, const std::string& name) {
+    std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
+    if (x && y) return Const(*x * *y);
+    if ((x && *x == 0) || (y && *y == 0)) return Const(0);
+    if (y && *y == 1) return a;
+    if (x && *x == 1) return b;
+    return builder_.Binary(OpKind::kMul, a, b, name);
+  }
+  Value* Div(Value* a, Value* b, const std::string& name) {
+    std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
+    if (x && y && *y != 0) return Const(*x / *y);
+    if (y && *y == 1) return a;
+    return builder_.Binary(OpKind::kDiv, a, b, name);
+  }
+  Value* Rem(Value* a, Value* b, const std::string& name) {
+    std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
+    if (x && y && *y != 0) return Const(*x % *y);
+    if (y && *y == 1) return Const(0);
+    return builder_.Binary(OpKind::kRem, a, b, name);
+  }
+  Value* Min(Value* a, Value* b, const std::string& name) {
+    std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
+    if (x && y) return Const(std::min(*x, *y));
+    return builder_.Binary(OpKind::kMin, a, b, name);
+  }
+  Value* Max(Value* a, Value* b, const std::string& name) {
+    std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
+    if (x && y) return Const(std::max(*x, *y));
+    return builder_.Binary(OpKind::kMax, a, b, name);
+  }
+
+ private:
+  OpBuilder& builder_;
+  ConstantPool& constants_;
+};
+
+// ---------------------------------------------------------------------------
+// The analysis of one marked loop.
+
+struct StageLoad {
+  Op* op = nullptr;
+  int64_t bytes = 0;
+};
+
+struct LoopPlan {
+  Config config;
+  std::vector<Op*> nest;  // outermost first; back() is the marked loop
+  std::vector<StageLoad> loads;
+  std::vector<Value*> staged;  // in program order of their allocations
+  std::set<const Value*> staged_set;
+  std::vector<Value*> author_barriers;
+  std::vector<Op*> author_waits;     // replaced by full waits
+  std::vector<Op*> author_removals;  // inits, arrive_tx, invals
+  // Ops inside the nest, and (warp_specialized) top-level ops that move to
+  // the consumers, that one iteration's loads need: cloned per iteration.
+  std::set<const Op*> slice;
+  std::vector<const Op*> top_slice;
+  int64_t bytes = 0;  // one iteration's loads
+  int block_threads = 0;
+
+  Op* marked() const { return nest.back(); }
+  int depth() const { return static_cast<int>(nest.size()); }
+};
+
+// How a top-level op fares when the block grows by a producer warpgroup.
+enum class TopLevelClass {
+  kKept,      // shared allocations, block-uniform computations: both roles
+  kPosition,  // thread/warp/lane ids and block.dim: remapped in consumers
+  kMoved,     // everything else: the consumers' code
+};
+
+class Classifier {
+ public:
+  explicit Classifier(const Kernel& kernel) {
+    for (const auto& op : kernel.body().ops()) {
+      classes_[op.get()] = Classify(*op);
+    }
+  }
+  TopLevelClass Of(const Op& op) const {
+    auto it = classes_.find(&op);
+    return it == classes_.end() ? TopLevelClass::kMoved : it->second;
+  }
+  // Sizes, parameters and results of kept top-level ops.
+  bool IsKeptValue(const Value* value) const {
+    switch (value->kind()) {
+      case Value::Kind::kSize:
+      case Value::Kind::kParam:
+        return true;
+      case Value::Kind::kRegionArgument:
+        return false;
+      case Value::Kind::kResult:
+        return Of(*value->defining_op()) == TopLevelClass::kKept;
+    }
+    return false;
+  }
+
+ private:
+  TopLevelClass Classify(const Op& op) const {
+    if (op.kind() == OpKind::kAllocShared) return TopLevelClass::kKept;
+    if (IsPositionOp(op)) return TopLevelClass::kPosition;
+    if (!FactsOf(op.kind()).computes || op.num_regions() != 0) {
+      return TopLevelClass::kMoved;
+    }
+    bool kept = true;
+    op.ForEachUse([&](const Value* value) {
+      if (!IsKeptValue(value)) kept = false;
+    });
+    return kept ? TopLevelClass::kKept : TopLevelClass::kMoved;
+  }
+
+  std::map<const Op*, TopLevelClass> classes_;
+};
+
+class Analyzer {
+ public:
+  Analyzer(Kernel& kernel, const ThreadAnalysis& threads,
+           const Classifier& classes, Op& loop, Config config)
+      : kernel_(kernel), threads_(threads), classes_(classes), loop_(loop) {
+    plan_.config = config;
+  }
+
+  absl::StatusOr<LoopPlan> Run() {
+    using Step = absl::Status (Analyzer::*)();
+    for (Step step :
+         {&Analyzer::FindNest, &Analyzer::CheckBlock, &Analyzer::FindLoads,
+          &Analyzer::CheckStagedBuffers, &Analyzer::FindAuthorProtocol,
+          &Analyzer::CollectSlices, &Analyzer::CheckSharedMemory}) {
+      absl::Status status = (this->*step)();
+      if (!status.ok()) return status;
+    }
+    return std::move(plan_);
+  }
+
+ private:
+  bool warp_specialized() const {
+    return plan_.config.mode == Mode::kWarpSpecialized;
+  }
+
+  absl::Status FindNest() {
+    std::vector<Op*> chain = {&loop_};
+    for (Op* parent = loop_.parent_op(); parent != nullptr;
+         parent = parent->parent_op()) {
+      if (parent->kind() != OpKind::kFor) {
+        return (Error(loop_.loc())
+                << "circular buffering needs the marked loop nested in loops "
+                   "only, from the kernel's top level; it is inside `"
+                << parent->mnemonic() << "`")
+            .Note(parent->loc(), "the enclosing op");
+      }
+      chain.push_back(parent);
+    }
+    std::reverse(chain.begin(), chain.end());
+    plan_.nest = chain;
+    for (const Op* loop : plan_.nest) {
+      static constexpr const char* kWhat[] = {"lower bound", "upper bound",
+                                              "step"};
+      for (int i = 0; i < 3; ++i) {
+        const Value* bound = loop->operand_value(i);
+        if (!classes_.IsKeptValue(bound) ||
+            (bound->kind() == Value::Kind::kResult &&
+             !PrecedesNest(*bound->defining_op()))) {
+          return (Error(loop_.loc())
+                  << "the " << kWhat[i] << " " << Name(bound)
+                  << " of a loop of the nest is not computed before the "
+                     "nest from sizes, parameters, block indices and "
+                     "constants; circular buffering counts iterations over "
+                     "the whole nest")
+              .Note(loop->loc(), "the loop");
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  bool PrecedesNest(const Op& op) const {
+    const Region& body = kernel_.body();
+    return op.parent_region() == &body &&
+           body.IndexOf(&op) < body.IndexOf(plan_.nest.front());
+  }
+
+  absl::Status CheckBlock() {
+    std::optional<int> threads = threads_.num_threads();
+    if (!threads) {
+      return Error(loop_.loc())
+             << "circular buffering needs a constant block shape: the empty "
+                "barriers count the block's threads";
+    }
+    plan_.block_threads = *threads;
+    if (!warp_specialized()) return absl::OkStatus();
+    if (kernel_.block.y.AsConstant() != 1 ||
+        kernel_.block.z.AsConstant() != 1 ||
+        *threads % kWarpgroupThreads != 0) {
+      return Error(loop_.loc())
+             << "warp_specialized mode needs a one-dimensional block of whole "
+                "warpgroups (the producer warpgroup goes in front of them); "
+                "got block("
+             << kernel_.block.x.ToString() << ", " << kernel_.block.y.ToString()
+             << ", " << kernel_.block.z.ToString() << ")";
+    }
+    if (*threads + kWarpgroupThreads > kMaxBlockThreads) {
+      return Error(loop_.loc())
+             << "warp_specialized mode adds a producer warpgroup, but the "
+                "block already has "
+             << *threads << " threads (at most "
+             << kMaxBlockThreads - kWarpgroupThreads << ")";
+    }
+    const Op* role = nullptr;
+    Walk(kernel_.body(), [&](const Op& op) {
+      if (op.kind() == OpKind::kRole && role == nullptr) role = &op;
+    });
+    if (role != nullptr) {
+      return (Error(loop_.loc())
+              << "warp_specialized mode makes the roles of the kernel, which "
+                 "already has one")
+          .Note(role->loc(), "the role");
+    }
+    const Op* other = nullptr;
+    Walk(kernel_.body(), [&](const Op& op) {
+      if (&op != &loop_ && IsMarked(op) && other == nullptr) other = &op;
+    });
+    if (other != nullptr) {
+      return (Error(loop_.loc())
+              << "warp_specialized mode splits the whole block into producer "
+                 "and consumers, so it takes the kernel's only marked loop")
+          .Note(other->loc(), "another marked loop");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status FindLoads() {
+    Walk(loop_.region(0), [&](Op& op) {
+      if (IsStageLoadKind(op.kind())) plan_.loads.push_back(StageLoad{&op, 0});
+    });
+    if (plan_.loads.empty()) {
+      return Error(loop_.loc())
+             << "loop marked for circular buffering has no TMA or bulk load "
+                "(tma.load, bulk.load) to pipeline";
+    }
+    for (StageLoad& load : plan_.loads) {
+      Op& op = *load.op;
+      for (Op* parent = op.parent_op(); parent != &loop_;
+           parent = parent->parent_op()) {
+        if (parent->kind() == OpKind::kFor) {
+          return (Error(op.loc()) << "a load to pipeline must sit in the "
+                                     "marked loop's body, not in an inner "
+                                     "loop")
+              .Note(parent->loc(), "the inner loop");
+        }
+        if (parent->kind() != OpKind::kIf) {
+          return (Error(op.loc())
+                  << "a load to pipeline may only be guarded by `if`s")
+              .Note(parent->loc(), "the enclosing op");
+        }
+        const bool in_else = AncestorIn(&op, &parent->region(0)) == nullptr;
+        const Value* condition = parent->operand_value(0);
+        if (in_else || threads_.PerThreadValues(condition) == nullptr) {
+          return (Error(op.loc())
+                  << "a load to pipeline must run in every iteration, under "
+                     "guards that only choose the issuing thread (the full "
+                     "barrier expects the same bytes each time); "
+                  << Name(condition)
+                  << (in_else ? " guards it through its else branch"
+                              : " depends on more than thread indices"))
+              .Note(parent->loc(), "the guard");
+        }
+      }
+      Value* buffer = op.operand_value(0);
+      if (TopLevelSharedAlloc(kernel_, buffer) == nullptr) {
+        return Error(op.loc())
+               << "the destination " << Name(buffer)
+               << " of a load to pipeline must be a shared allocation at the "
+                  "kernel's top level";
+      }
+      if (op.kind() == OpKind::kTmaLoad) {
+        const Type& map = op.operand_value(1)->type();
+        int64_t elements = 1;
+        for (int64_t extent : map.box()) elements *= extent;
+        load.bytes = elements * DTypeBytes(map.dtype());
+      } else {
+        load.bytes = op.GetInt("bytes");
+      }
+      plan_.bytes += load.bytes;
+      if (plan_.staged_set.insert(buffer).second) {
+        plan_.staged.push_back(buffer);
+      }
+      Value* barrier = op.operand_value(2);
+      if (std::find(plan_.author_barriers.begin(), plan_.author_barriers.end(),
+                    barrier) == plan_.author_barriers.end()) {
+        plan_.author_barriers.push_back(barrier);
+      }
+    }
+    std::sort(plan_.staged.begin(), plan_.staged.end(),
+              [&](const Value* a, const Value* b) {
+                return kernel_.body().IndexOf(a->defining_op()) <
+                       kernel_.body().IndexOf(b->defining_op());
+              });
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckStagedBuffers() {
+    absl::Status status;
+    Walk(kernel_.body(), [&](const Op& op) {
+      if (!status.ok()) return;
+      for (const Operand& operand : op.operands()) {
+        if (plan_.staged_set.count(operand.value) == 0) continue;
+        if (!Contains(loop_, op)) {
+          status = (Error(op.loc())
+                    << Name(operand.value)
+                    << ", which a load to pipeline writes, is also accessed "
+                       "outside the marked loop; its stages exist only in "
+                       "the loop")
+                       .Note(loop_.loc(), "the marked loop");
+          return;
+        }
+        if (!operand.indexed) {
+          status = Error(op.loc())
+                   << "a staged buffer (" << Name(operand.value)
+                   << ") must be accessed element- or box-wise, so that its "
+                      "stage can be indexed";
+          return;
+        }
+      }
+    });
+    return status;
+  }
+
+  absl::Status FindAuthorProtocol() {
+    const std::set<const Value*> barriers(plan_.author_barriers.begin(),
+                                          plan_.author_barriers.end());
+    int64_t expected_bytes = 0;
+    const Op* first_arrive = nullptr;
+    absl::Status status;
+    Walk(kernel_.body(), [&](Op& op) {
+      if (!status.ok()) return;
+      bool uses = false;
+      for (const Operand& operand : op.operands()) {
+        if (barriers.count(operand.value) != 0) uses = true;
+      }
+      if (!uses) return;
+      const bool in_loop = Contains(loop_, op);
+      switch (op.kind()) {
+        case OpKind::kTmaLoad:
+        case OpKind::kBulkLoad:
+          if (in_loop && barriers.count(op.operand_value(2)) != 0 &&
+              std::any_of(plan_.loads.begin(), plan_.loads.end(),
+                          [&](const StageLoad& l) { return l.op == &op; })) {
+            return;
+          }
+          break;
+        case OpKind::kMbarrierArriveTx:
+          if (in_loop) {
+            expected_bytes += op.GetInt("bytes");
+            if (first_arrive == nullptr) first_arrive = &op;
+            plan_.author_removals.push_back(&op);
+            return;
+          }
+          break;
+        case OpKind::kMbarrierWait:
+          if (in_loop) {
+            plan_.author_waits.push_back(&op);
+            return;
+          }
+          break;
+        case OpKind::kMbarrierInit:
+        case OpKind::kMbarrierInval:
+          if (!Contains(*plan_.nest.front(), op) && &op != plan_.nest.front()) {
+            plan_.author_removals.push_back(&op);
+            return;
+          }
+          break;
+        default:
+          break;
+      }
+      status = (Error(op.loc())
+                << "this use of the mbarrier the pipelined loads complete on "
+                   "is not one circular buffering can replace (it replaces "
+                   "the barrier's init, the arrive_tx and waits in the loop, "
+                   "and its inval)")
+                   .Note(loop_.loc(), "the marked loop");
+    });
+    if (!status.ok()) return status;
+    if (first_arrive != nullptr && expected_bytes != plan_.bytes) {
+      return Error(first_arrive->loc())
+             << "the loads of an iteration bring " << plan_.bytes
+             << " bytes, but the arrive_tx in the loop expect "
+             << expected_bytes;
+    }
+    for (const Value* barrier : plan_.author_barriers) {
+      if (TopLevelSharedAlloc(kernel_, barrier) == nullptr) {
+        return Error(loop_.loc())
+               << "the mbarrier " << Name(barrier)
+               << " of the loads must be a shared allocation at the kernel's "
+                  "top level";
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  int NestLevelOf(const Value* argument) const {
+    for (int k = 0; k < plan_.depth(); ++k) {
+      if (argument->owning_region() == &plan_.nest[k]->region(0)) return k;
+    }
+    return -1;
+  }
+
+  // Adds what computes `value` for one iteration's loads to the slice.
+  absl::Status CollectValue(const Value* value, const Op& load) {
+    switch (value->kind()) {
+      case Value::Kind::kSize:
+      case Value::Kind::kParam:
+        return absl::OkStatus();
+      case Value::Kind::kRegionArgument:
+        if (NestLevelOf(value) >= 0) return absl::OkStatus();
+        return (Error(load.loc())
+                << "the address of this load depends on " << Name(value)
+                << ", the index of a loop inside the marked loop; loads can "
+                   "only be issued ahead from the nest's own indices")
+            .Note(value->defining_op()->loc(), "the inner loop");
+      case Value::Kind::kResult:
+        break;
+    }
+    const Op& op = *value->defining_op();
+    if (plan_.slice.count(&op) != 0 ||
+        std::find(plan_.top_slice.begin(), plan_.top_slice.end(), &op) !=
+            plan_.top_slice.end()) {
+      return absl::OkStatus();
+    }
+    const bool top_level = op.parent_region() == &kernel_.body();
+    if (top_level &&
+        (!warp_specialized() || classes_.Of(op) != TopLevelClass::kMoved)) {
+      return absl::OkStatus();  // visible where the loads are issued
+    }
+    if (!FactsOf(op.kind()).computes || op.num_regions() != 0) {
+      return (Error(load.loc())
+              << "the address of this load depends on " << Name(value)
+              << ", which `" << op.mnemonic()
+              << "` computes from data, not from loop indices and values "
+                 "defined before the loop; it cannot be issued ahead")
+          .Note(op.loc(), "defined here");
+    }
+    if (top_level) {
+      plan_.top_slice.push_back(&op);
+    } else {
+      plan_.slice.insert(&op);
+    }
+    absl::Status status;
+    op.ForEachUse([&](const Value* operand) {
+      if (status.ok()) status = CollectValue(operand, load);
+    });
+    return status;
+  }
+
+  absl::Status CollectSlices() {
+    for (const StageLoad& load : plan_.loads) {
+      absl::Status status = CollectSlice(*load.op);
+      if (!status.ok()) return status;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CollectSlice(const Op& load) {
+    for (int slot = 0; slot < 2; ++slot) {
+      for (const Value* index : load.operand(slot).indices) {
+        if (absl::Status status = CollectValue(index, load); !status.ok())
+          return status;
+      }
+    }
+    std::sort(plan_.top_slice.begin(), plan_.top_slice.end(),
+              [&](const Op* a, const Op* b) {
+                return kernel_.body().IndexOf(a) < kernel_.body().IndexOf(b);
+              });
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckSharedMemory() {
+    const int stages = plan_.config.stages;
+    int64_t offset = 0;
+    std::vector<std::string> staged_names;
+    for (const auto& op : kernel_.body().ops()) {
+      if (op->kind() != OpKind::kAllocShared) continue;
+      const Value* buffer = op->result();
+      if (std::find(plan_.author_barriers.begin(), plan_.author_barriers.end(),
+                    buffer) != plan_.author_barriers.end()) {
+        continue;  // replaced by the rings
+      }
+      std::optional<int64_t> bytes = SharedAllocationBytes(*op);
+      if (!bytes) continue;  // V20
+      const int64_t align = SharedAllocationAlignment(*op);
+      if (plan_.staged_set.count(buffer) != 0) {
+        if (*bytes % align != 0) {
+          return Error(op->loc())
+                 << "one stage of " << Name(buffer) << " is " << *bytes
+                 << " bytes, not a multiple of its " << align
+                 << "-byte alignment, so its stages cannot follow each other";
+        }
+        *bytes *= stages;
+        staged_names.push_back(Name(buffer));
+      }
+      offset = (offset + align - 1) / align * align + *bytes;
+    }
+    offset = (offset + 7) / 8 * 8 + 2 * 8 * stages;  // the full, empty rings
+    Walk(kernel_.body(), [&](const Op& op) {
+      // Allocations inside roles count too (only outside warp_specialized).
+      if (op.kind() == OpKind::kAllocShared &&
+          op.parent_region() != &kernel_.body()) {
+        if (std::optional<int64_t> bytes = SharedAllocationBytes(op))
+          offset += *bytes;
+      }
+    });
+    if (offset > kMaxSharedBytes) {
+      return Error(loop_.loc())
+             << stages << " stages of " << absl::StrJoin(staged_names, ", ")
+             << " need " << offset << " bytes of shared memory with the "
+             << "kernel's other allocations, more than the " << kMaxSharedBytes
+             << " a block can use";
+    }
+    return absl::OkStatus();
+  }
+
+  Kernel& kernel_;
+  const ThreadAnalysis& threads_;
+  const Classifier& classes_;
+  Op& loop_;
+  LoopPlan plan_;
+};
+
+absl::StatusOr<Config> ReadConfig(const Op& loop, const Overrides& overrides) {
+  Config config;
+  const std::string& mode = loop.GetString("circular_buffer");
+  config.mode = overrides.mode.value_or(
+      mode == "warp_specialized" ? Mode::kWarpSpecialized : Mode::kPipelined);
+  const Attribute* stages = loop.FindAttr("stages");
+  config.stages = static_cast<int>(overrides.stages > 0 ? overrides.stages
+                                   : stages             ? stages->int_value
+                                                        : 2);
+  if (config.stages < 1 || config.stages > 16) {
+    return Error(loop.loc())
+           << "stages must be in 1..16, got " << config.stages;
+  }
+  if (config.mode == Mode::kPipelined) {
+    const Attribute* prefetch = loop.FindAttr("prefetch");
+    int64_t value = overrides.prefetch >= 0 ? overrides.prefetch
+                    : prefetch              ? prefetch->int_value
+                                            : config.stages - 1;
+    if (value < 0 || value >= config.stages) {
+      return Error(loop.loc()) << "prefetch must be in 0.." << config.stages - 1
+                               << " (less than stages), got " << value;
+    }
+    config.prefetch = static_cast<int>(value);
+    return config;
+  }
+  config.merged_producer = overrides.merged_producer;
+  config.producer_warp =
+      overrides.producer_warp.value_or(loop.GetString("producer") == "warp");
+  if (config.producer_warp) return config;  // no setmaxnreg
+  if (const Attribute* regs = loop.FindAttr("producer_regs")) {
+    config.producer_regs = static_cast<int>(regs->int_value);
+  }
+  if (const Attribute* regs = loop.FindAttr("consumer_regs")) {
+    config.consumer_regs = static_cast<int>(regs->int_value);
+  }
+  return config;
+}
+
+// ---------------------------------------------------------------------------
+// The rewrite.
+
+class Rewriter {
+ public:
+  Rewriter(Kernel& kernel, PassContext& context, LoopPlan plan,
+           ConstantPool& constants)
+      : kernel_(kernel),
+        context_(context),
+        plan_(std::move(plan)),
+        constants_(constants),
+        provenance_{kPassName, {plan_.marked()->loc()}} {}
+
+  absl::Status Run() {
+    CountUses();
+    OrderSlice(kernel_.body());
+    Op& outer = *plan_.nest.front();
+    if (plan_.config.mode == Mode::kWarpSpecialized) {
+      if (absl::Status status = ComputeRegisterSplit(); !status.ok())
+        return status;
+      BuildRoles();
+    }
+    // The setup goes right before the nest (pipelined) or the roles.
+    Op* anchor =
+        plan_.config.mode == Mode::kWarpSpecialized ? producer_role_ : &outer;
+    BuildSetup(*anchor);
+    if (plan_.config.mode == Mode::kWarpSpecialized) {
+      BuildProducer();
+    } else {
+      BuildPrologue();
+    }
+    RewriteConsumerLoop();
+    Finish();
+    return absl::OkStatus();
+  }
+
+ private:
+  bool warp_specialized() const {
+    return plan_.config.mode == Mode::kWarpSpecialized;
+  }
+  Op& marked() const { return *plan_.marked(); }
+  int stages() const { return plan_.config.stages; }
+
+  OpBuilder Builder(Region& region, int index) {
+    OpBuilder builder(region, index);
+    builder.set_provenance(provenance_);
+    builder.set_loc(plan_.marked()->loc());
+    return builder;
+  }
+
+  // ---- uses, for removing what the rewrite orphans ----------------------
+
+  void CountUses() {
+    uses_.clear();
+    Walk(kernel_.body(), [&](const Op& op) {
+      op.ForEachUse([&](const Value* value) { ++uses_[value]; });
+    });
+  }
+
+  // Removes `op`, and then an `if` that it leaves empty.
+  void Erase(Op* op) {
+    Op* parent = op->parent_op();
+    EraseTree(op);
+    if (parent != nullptr && parent->kind() == OpKind::kIf) {
+      bool empty = true;
+      for (int r = 0; r < parent->num_regions(); ++r) {
+        if (!parent->region(r).empty()) empty = false;
+      }
+      if (empty) Erase(parent);
+    }
+  }
+
+  void EraseTree(Op* op) {
+    op->ForEachUse([&](const Value* value) {
+      --uses_[value];
+      if (value->kind() == Value::Kind::kResult) {
+        orphan_candidates_.push_back(value->defining_op());
+      }
+    });
+    for (int r = 0; r < op->num_regions(); ++r) {
+      while (!op->region(r).empty()) {
+        EraseTree(&op->region(r).op(op->region(r).size() - 1));
+      }
+    }
+    Region* region = op->parent_region();
+    // Kept alive: pointers to erased ops may still sit in the candidates.
+    graveyard_.push_back(region->Take(region->IndexOf(op)));
+  }
+
+  // Removes the pure ops that the rewrite left without a use.
+  void EraseOrphans() {
+    while (!orphan_candidates_.empty()) {
+      Op* op = orphan_candidates_.back();
+      orphan_candidates_.pop_back();
+      if (op->parent_region() == nullptr || op->num_regions() != 0 ||
+          FactsOf(op->kind()).has_side_effects || op->num_results() == 0) {
+        continue;
+      }
+      bool used = false;
+      for (int i = 0; i < op->num_results(); ++i) {
+        if (uses_[op->result(i)] > 0) used = true;
+      }
+      if (!used && StillInKernel(*op)) Erase(op);
+    }
+  }
+
+  bool StillInKernel(const Op& op) const {
+    const Region* region = op.parent_region();
+    while (region != nullptr) {
+      if (region == &kernel_.body()) return true;
+      const Op* parent = region->parent_op();
+      if (parent == nullptr) return false;
+      region = parent->parent_region();
+    }
+    return false;
+  }
+
+  void SetOperand(Op& op, int slot, Operand operand) {
+    const Operand& old = op.operand(slot);
+    auto release = [&](const Value* value) {
+      --uses_[value];
+      if (value->kind() == Value::Kind::kResult) {
+        orphan_candidates_.push_back(value->defining_op());
+      }
+    };
+    release(old.value);
+    for (const Value* index : old.indices) release(index);
+    ++uses_[operand.value];
+    for (const Value* index : operand.indices) ++uses_[index];
+    op.mutable_operand(slot) = std::move(operand);
+  }
+
+  // ---- registers ----------------------------------------------------------
+
+  absl::Status ComputeRegisterSplit() {
+    const int consumers = plan_.block_threads;
+    const Config& config = plan_.config;
+    if (config.producer_warp) return absl::OkStatus();
+    const bool asked = config.producer_regs || config.consumer_regs;
+    // With one consumer warpgroup the launch bound already allows 255
+    // registers a thread: nothing to move.
+    if (!asked && consumers < 2 * kWarpgroupThreads) return absl::OkStatus();
+    producer_regs_ = config.producer_regs.value_or(kDefaultProducerRegs);
+    const int64_t left =
+        kRegisterFileSize - kWarpgroupThreads * *producer_regs_;
+    consumer_regs_ = config.consumer_regs.value_or(
+        static_cast<int>(std::min<int64_t>(256, left / consumers / 8 * 8)));
+    const int64_t total = int64_t{kWarpgroupThreads} * *producer_regs_ +
+                          int64_t{consumers} * *consumer_regs_;
+    if (total > kRegisterFileSize || *consumer_regs_ < *producer_regs_) {
+      return Error(marked().loc())
+             << "the register split asks for " << total
+             << " registers (producer " << *producer_regs_ << " x "
+             << kWarpgroupThreads << " + consumers " << *consumer_regs_ << " x "
+             << consumers << ")"
+             << (total > kRegisterFileSize
+                     ? absl::StrCat(", more than the ", kRegisterFileSize,
+                                    " of an SM")
+                     : ", giving the consumers fewer than the producer");
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- warp_specialized: roles --------------------------------------------
+
+  // Moves the consumers' top-level code into role @consumer behind a new
+  // role @producer, and grows the block.
+  void BuildRoles() {
+    Region& body = kernel_.body();
+    const Classifier classes(kernel_);
+    std::vector<Op*> moved;
+    std::vector<Op*> positions;
+    for (const auto& op : body.ops()) {
+      switch (classes.Of(*op)) {
+        case TopLevelClass::kMoved:
+          moved.push_back(op.get());
+          break;
+        case TopLevelClass::kPosition:
+          positions.push_back(op.get());
+          break;
+        case TopLevelClass::kKept:
+          break;
+      }
+    }
+    // A trailing `return` stays the last op of the top level.
+    const int end =
+        !body.empty() && body.op(body.size() - 1).kind() == OpKind::kReturn
+            ? body.size() - 1
+            : body.size();
+    const int producer_warps = plan_.config.producer_warp ? 1 : 4;
+    const int consumer_begin = kWarpgroupThreads / 32;
+    OpBuilder roles = Builder(body, end);
+    producer_role_ = roles.Role("producer", 0, producer_warps);
+    consumer_role_ = roles.Role("consumer", consumer_begin,
+                                consumer_begin + plan_.block_threads / 32);
+    Region& consumer = consumer_role_->region(0);
+    for (Op* op : moved) {
+      if (op->kind() == OpKind::kReturn) continue;
+      consumer.Append(body.Take(body.IndexOf(op)));
+    }
+    kernel_.block.x =
+        IndexExpr::Constant(plan_.block_threads + kWarpgroupThreads);
+
+    OpBuilder head = Builder(consumer, 0);
+    if (consumer_regs_) {
+      head.Create(OpKind::kSetMaxNReg, {},
+                  {{"action", Attribute::Enum("inc")},
+                   {"regs", Attribute::Int(*consumer_regs_)}});
+    }
+    // Consumer threads count from the first consumer warp.
+    std::map<const Value*, Value*> shifted;
+    std::set<const Op*> substitutes;
+    auto shift = [&](OpBuilder& builder, Op& position) {
+      Value* value = position.result();
+      IndexMath math(builder, constants_);
+      Value* replacement = nullptr;
+      if (position.kind() == OpKind::kThreadId &&
+          position.GetString("dim") == "x") {
+        replacement = math.Sub(value, math.Const(kWarpgroupThreads),
+                               absl::StrCat("c", value->name()));
+      } else if (position.kind() == OpKind::kWarpId) {
+        replacement = math.Sub(value, math.Const(kWarpgroupThreads / 32),
+                               absl::StrCat("c", value->name()));
+      } else if (position.kind() == OpKind::kBlockDim &&
+                 position.GetString("dim") == "x") {
+        replacement = math.Const(plan_.block_threads);
+      }
+      if (replacement == nullptr) return;
+      shifted[value] = replacement;
+      if (replacement->kind() == Value::Kind::kResult) {
+        substitutes.insert(replacement->defining_op());
+      }
+    };
+    for (Op* position : positions) {
+      bool used = false;
+      Walk(consumer, [&](const Op& op) {
+        op.ForEachUse([&](const Value* v) {
+          if (v == position->result()) used = true;
+        });
+      });
+      if (used) shift(head, *position);
+    }
+    std::vector<Op*> nested_positions;
+    Walk(consumer, [&](Op& op) {
+      if (IsPositionOp(op)) nested_positions.push_back(&op);
+    });
+    for (Op* position : nested_positions) {
+      Region& region = *position->parent_region();
+      OpBuilder after = Builder(region, region.IndexOf(position) + 1);
+      shift(after, *position);
+    }
+    Walk(consumer, [&](Op& op) {
+      if (substitutes.count(&op) != 0) return;
+      op.ForEachUse([&](Value*& value) {
+        auto it = shifted.find(value);
+        if (it != shifted.end()) value = it->second;
+      });
+    });
+    CountUses();
+  }
+
+  // ---- setup: trip counts, rings, inits -----------------------------------
+
+  Value* FindOrCreateThreadIdX(Op& anchor) {
+    Region& body = kernel_.body();
+    const int limit = body.IndexOf(&anchor);
+    for (int i = 0; i < limit; ++i) {
+      Op& op = body.op(i);
+      if (op.kind() == OpKind::kThreadId && op.GetString("dim") == "x") {
+        return op.result();
+      }
+    }
+    OpBuilder builder = Builder(body, limit);
+    return builder
+        .Create(OpKind::kThreadId, {}, {{"dim", Attribute::Enum("x")}},
+                {Type::Scalar(DType::kIndex)}, {"tid"})
+        ->result();
+  }
+
+  void BuildSetup(Op& anchor) {
+    Region& body = kernel_.body();
+    Value* tid = FindOrCreateThreadIdX(anchor);
+    OpBuilder builder = Builder(body, body.IndexOf(&anchor));
+    IndexMath math(builder, constants_);
+    // Trip counts of the nest's loops, and of the whole nest.
+    for (int k = 0; k < plan_.depth(); ++k) {
+      const Op& loop = *plan_.nest[k];
+      Value* lo = loop.operand_value(0);
+      Value* hi = loop.operand_value(1);
+      Value* step = loop.operand_value(2);
+      const std::string iv = loop.region(0).argument(0)->name();
+      Value* span = math.Sub(hi, lo, absl::StrCat(iv, "_span"));
+      Value* trips = span;
+      std::optional<int64_t> step_value = IntegerConstant(step);
+      if (!step_value || *step_value != 1) {
+        Value* rounded =
+            math.Add(span, math.Sub(step, math.Const(1), iv + "_step1"),
+                     absl::StrCat(iv, "_span_up"));
+        trips = math.Div(rounded, step, absl::StrCat(iv, "_count"));
+      }
+      if (!NonNegative(trips)) {
+        trips = math.Max(trips, math.Const(0), absl::StrCat(iv, "_trips"));
+      }
+      trips_.push_back(trips);
+    }
+    total_ = trips_[0];
+    for (int k = 1; k < plan_.depth(); ++k) {
+      total_ = math.Mul(total_, trips_[k], "cb_iterations");
+    }
+    is_issuer_ = builder.Compare("eq", tid, math.Const(0), "cb_is_issuer");
+
+    // The rings, after the last staged buffer.
+    Op* last_alloc = plan_.staged.back()->defining_op();
+    OpBuilder rings = Builder(body, body.IndexOf(last_alloc) + 1);
+    const Type ring_type = Type::Buffer(MemorySpace::kShared, DType::kMbarrier,
+                                        {IndexExpr::Constant(stages())});
+    // `ring`: their phases are this pass's protocol (ir/sync_check.h).
+    const AttrList ring_attrs = {{"align", Attribute::Int(8)},
+                                 {"ring", Attribute::Flag(true)}};
+    full_ =
+        rings
+            .Create(OpKind::kAllocShared, {}, ring_attrs, {ring_type}, {"full"})
+            ->result();
+    empty_ = rings
+                 .Create(OpKind::kAllocShared, {}, ring_attrs, {ring_type},
+                         {"empty"})
+                 ->result();
+
+    // Inits, by one thread, before the nest.
+    builder.SetInsertionPoint(body, body.IndexOf(&anchor));
+    Op* guard = builder.If(is_issuer_);
+    init_guard_ = guard;
+    OpBuilder inside = Builder(guard->region(0), 0);
+    Op* loop =
+        inside.For(math.Const(0), math.Const(stages()), math.Const(1), "s");
+    OpBuilder init = Builder(loop->region(0), 0);
+    Value* s = loop->region(0).argument(0);
+    init.Create(OpKind::kMbarrierInit, {Ref(full_, {s})},
+                {{"count", Attribute::Int(1)}});
+    init.Create(OpKind::kMbarrierInit, {Ref(empty_, {s})},
+                {{"count", Attribute::Int(plan_.block_threads)}});
+    CountUses();
+  }
+
+  // ---- one iteration's loads ----------------------------------------------
+
+  // The ops of the slice under `region` (a nest loop's body or a guard
+  // inside the marked loop), in program order.
+  void OrderSlice(const Region& region) {
+    for (const auto& op : region.ops()) {
+      if (plan_.slice.count(op.get()) != 0) {
+        slice_order_.push_back(op.get());
+      } else if (op->kind() == OpKind::kFor) {
+        if (std::find(plan_.nest.begin(), plan_.nest.end(), op.get()) !=
+            plan_.nest.end()) {
+          OrderSlice(op->region(0));
+          return;  // nothing after a nest loop is visible inside it
+        }
+      } else if (op->kind() == OpKind::kIf && Contains(marked(), *op)) {
+        OrderSlice(op->region(0));
+      }
+    }
+  }
+
+  Operand MapOperand(const Operand& operand,
+                     const std::map<const Value*, Value*>& map) {
+    Operand mapped = operand;
+    auto lookup = [&](Value* value) {
+      auto it = map.find(value);
+      return it == map.end() ? value : it->second;
+    };
+    mapped.value = lookup(mapped.value);
+    for (Value*& index : mapped.indices) index = lookup(index);
+    return mapped;
+  }
+
+  void CloneComputation(OpBuilder& builder, const Op& op,
+                        std::map<const Value*, Value*>& map,
+                        const std::string& prefix) {
+    std::vector<Operand> operands;
+    for (const Operand& operand : op.operands()) {
+      operands.push_back(MapOperand(operand, map));
+    }
+    std::vector<Type> types;
+    std::vector<std::string> names;
+    for (int i = 0; i < op.num_results(); ++i) {
+      types.push_back(op.result(i)->type());
+      names.push_back(prefix + op.result(i)->name());
+    }
+    Op* clone = builder.Create(op.kind(), std::move(operands),
+                               AttrList(op.attrs()), types, names);
+    for (int i = 0; i < op.num_results(); ++i) {
+      map[op.result(i)] = clone->result(i);
+    }
+  }
+
+  // The nest level (0: outermost loop's body) of each op of the slice: the
+  // innermost nest loop around it.
+  int SliceLevel(const Op& op) const {
+    for (const Op* parent = op.parent_op(); parent != nullptr;
+         parent = parent->parent_op()) {
+      for (int k = plan_.depth() - 1; k >= 0; --k) {
+        if (parent == plan_.nest[k]) return k;
+      }
+    }
+    return 0;
+  }
+
+  Value* Index(const Op& loop) const { return loop.region(0).argument(0); }
+
+  // Maps into `map` the nest's indices of the iteration with flattened
+  // index `flat`, at levels `from` and deeper, as far as the slice and the
+  // loads use them (loop k's index: lo_k + step_k * (flat / trips of the
+  // deeper loops) % trips_k).
+  void DecodeIndices(OpBuilder& builder, Value* flat, int from,
+                     const std::string& prefix,
+                     std::map<const Value*, Value*>& map) {
+    IndexMath math(builder, constants_);
+    std::vector<bool> needed(plan_.depth(), false);
+    auto note = [&](const Op& op) {
+      op.ForEachUse([&](const Value* value) {
+        for (int k = from; k < plan_.depth(); ++k) {
+          if (value == Index(*plan_.nest[k])) needed[k] = true;
+        }
+      });
+    };
+    for (const Op* op : slice_order_) note(*op);
+    for (const StageLoad& load : plan_.loads) note(*load.op);
+    int outermost = plan_.depth();
+    for (int k = from; k < plan_.depth(); ++k) {
+      if (needed[k]) {
+        outermost = k;
+        break;
+      }
+    }
+    Value* rest = flat;
+    for (int k = plan_.depth() - 1; k >= outermost; --k) {
+      const Op& loop = *plan_.nest[k];
+      const std::string iv = Index(loop)->name();
+      Value* index = rest;
+      if (k > from) {
+        index = math.Rem(rest, trips_[k], absl::StrCat(prefix, iv, "_iter"));
+        if (k > outermost) {
+          rest = math.Div(rest, trips_[k], absl::StrCat(prefix, iv, "_outer"));
+        }
+      }
+      if (!needed[k]) continue;
+      Value* scaled = math.Mul(index, loop.operand_value(2),
+                               absl::StrCat(prefix, iv, "_offset"));
+      map[Index(loop)] = math.Add(loop.operand_value(0), scaled, prefix + iv);
+    }
+  }
+
+  // Clones the slice's ops of nest levels `from` to `to`, in program order.
+  void CloneSlice(OpBuilder& builder, int from, int to,
+                  std::map<const Value*, Value*>& map,
+                  const std::string& prefix) {
+    for (const Op* op : slice_order_) {
+      const int level = SliceLevel(*op);
+      if (level >= from && level <= to) {
+        CloneComputation(builder, *op, map, prefix);
+      }
+    }
+  }
+
+  // Emits the issue of the iteration with flattened index `flat`, its
+  // addresses in `map`: the wait for its stage to be empty (unless
+  // `wait_empty` is false: round 0 only), the expected bytes, the loads.
+  void EmitIssue(OpBuilder& builder, Value* flat, bool wait_empty,
+                 const std::string& prefix,
+                 const std::map<const Value*, Value*>& map) {
+    IndexMath math(builder, constants_);
+    Value* stage = math.Rem(flat, math.Const(stages()), prefix + "stage");
+    if (wait_empty) {
+      Value* round = math.Div(flat, math.Const(stages()), prefix + "round");
+      Value* next = math.Add(round, math.Const(1), prefix + "round1");
+      Value* parity = math.Rem(next, math.Const(2), prefix + "parity");
+      builder.Create(OpKind::kMbarrierWait,
+                     {Ref(empty_, {stage}), Use(parity)});
+    }
+    builder.Create(OpKind::kMbarrierArriveTx, {Ref(full_, {stage})},
+                   {{"bytes", Attribute::Int(plan_.bytes)}});
+    for (const StageLoad& load : plan_.loads) {
+      const Op& op = *load.op;
+      Operand destination = MapOperand(op.operand(0), map);
+      destination.indices.insert(destination.indices.begin(), stage);
+      builder.Create(
+          op.kind(),
+          {destination, MapOperand(op.operand(1), map), Ref(full_, {stage})},
+          AttrList(op.attrs()));
+      context_.stats.Add(kLoadsPipelined);
+    }
+  }
+
+  // The loads of flattened iteration `flat`, decoded from scratch.
+  void EmitLoads(OpBuilder& builder, Value* flat, bool wait_empty,
+                 const std::string& prefix,
+                 std::map<const Value*, Value*> map = {}) {
+    DecodeIndices(builder, flat, 0, prefix, map);
+    CloneSlice(builder, 0, plan_.depth() - 1, map, prefix);
+    EmitIssue(builder, flat, wait_empty, prefix, map);
+  }
+
+  // ---- pipelined: prologue ------------------------------------------------
+
+  // In the initializing thread's guard, after the inits: the loads of the
+  // first `prefetch` iterations of the nest, each in round 0 of its stage.
+  void BuildPrologue() {
+    if (plan_.config.prefetch == 0) return;
+    Region& body = kernel_.body();
+    OpBuilder builder = Builder(body, body.IndexOf(init_guard_));
+    IndexMath math(builder, constants_);
+    Value* count =
+        math.Min(math.Const(plan_.config.prefetch), total_, "cb_prologue");
+    OpBuilder inside =
+        Builder(init_guard_->region(0), init_guard_->region(0).size());
+    Op* loop = inside.For(math.Const(0), count, math.Const(1), "pro_it");
+    OpBuilder iteration = Builder(loop->region(0), 0);
+    EmitLoads(iteration, loop->region(0).argument(0), /*wait_empty=*/false,
+              "pro_");
+    CountUses();
+  }
+
+  // ---- warp_specialized: producer -----------------------------------------
+
+  // The producer's own nest: the loops of the consumers' nest with only what
+  // the loads need (producer-loop=nested), or one loop over the flattened
+  // iterations (producer-loop=merged), in one issuing thread.
+  void BuildProducer() {
+    Region& region = producer_role_->region(0);
+    OpBuilder builder = Builder(region, 0);
+    if (producer_regs_) {
+      builder.Create(OpKind::kSetMaxNReg, {},
+                     {{"action", Attribute::Enum("dec")},
+                      {"regs", Attribute::Int(*producer_regs_)}});
+    }
+    std::map<const Value*, Value*> map;
+    for (const Op* op : plan_.top_slice) {
+      CloneComputation(builder, *op, map, "p_");
+    }
+    IndexMath math(builder, constants_);
+    Op* guard = builder.If(is_issuer_);
+    OpBuilder inside = Builder(guard->region(0), 0);
+    if (plan_.config.merged_producer) {
+      Op* loop = inside.For(math.Const(0), total_, math.Const(1), "p_it");
+      OpBuilder iteration = Builder(loop->region(0), 0);
+      EmitLoads(iteration, loop->region(0).argument(0), /*wait_empty=*/true,
+                "p_", map);
+    } else {
+      OpBuilder level = inside;
+      Value* it = BuildCount(
+          [&](int k) -> OpBuilder& {
+            const Op& original = *plan_.nest[k];
+            // What the loads need from the enclosing level, first.
+            if (k > 0) CloneSlice(level, k - 1, k - 1, map, "p_");
+            Op* loop = level.For(
+                original.operand_value(0), original.operand_value(1),
+                original.operand_value(2), "p_" + Index(original)->name());
+            map[Index(original)] = Index(*loop);
+            level = Builder(loop->region(0), 0);
+            return level;
+          },
+          [&](int k) { return map.at(Index(*plan_.nest[k])); }, "p_");
+      CloneSlice(level, plan_.depth() - 1, plan_.depth() - 1, map, "p_");
+      EmitIssue(level, it, /*wait_empty=*/true, "p_", map);
+    }
+    CountUses();
+  }
+
+  // Builds the iteration count over the nest, level by level, where
+  // `enter(k)` gives the builder at the start of level k's body and
+  // `index(k)` its loop index: it_k = it_{k-1} * trips_k + (iv_k - lo_k) /
+  // step_k. Returns the count at the innermost level.
+  template <typename Enter, typename IndexOf>
+  Value* BuildCount(Enter&& enter, IndexOf&& index, const std::string& prefix) {
+    Value* base = nullptr;
+    for (int k = 0; k < plan_.depth(); ++k) {
+      const Op& loop = *plan_.nest[k];
+      OpBuilder& builder = enter(k);
+      IndexMath math(builder, constants_);
+      Value* iv = index(k);
+      const std::string name = prefix + Index(loop)->name();
+      Value* offset = math.Sub(iv, loop.operand_value(0), name + "_off");
+      Value* local = math.Div(offset, loop.operand_value(2), name + "_iter");
+      Value* count =
+          base == nullptr ? local : math.Add(base, local, prefix + "it");
+      if (k + 1 == plan_.depth()) return count;
+      base = math.Mul(count, trips_[k + 1], prefix + "it_base");
+    }
+    return nullptr;
+  }
+
+  // ---- the consumers' loop ------------------------------------------------
+
+  // The refill of iteration `next` = `it` + prefetch. In a nest, while the
+  // marked loop's index stays in range (the common case) the outer indices
+  // are this iteration's and no division is needed; only past the end of
+  // the marked loop are they decoded from `next`.
+  void BuildRefill(OpBuilder& builder, Value* it, Value* next) {
+    const int n = plan_.depth() - 1;
+    if (n == 0) {
+      EmitLoads(builder, next, /*wait_empty=*/true, "pf_");
+      return;
+    }
+    IndexMath math(builder, constants_);
+    const Op& loop = marked();
+    const int prefetch = plan_.config.prefetch;
+    Value* advance =
+        math.Mul(math.Const(prefetch), loop.operand_value(2), "pf_advance");
+    Value* index = math.Add(Index(loop), advance, "pf_" + Index(loop)->name());
+    Value* same =
+        builder.Compare("lt", index, loop.operand_value(1), "pf_same_outer");
+    Op* branch = builder.If(same);
+    OpBuilder here = Builder(branch->region(0), 0);
+    std::map<const Value*, Value*> map = {{Index(loop), index}};
+    CloneSlice(here, n, n, map, "pf_");
+    EmitIssue(here, next, /*wait_empty=*/true, "pf_", map);
+    OpBuilder later = Builder(branch->region(1), 0);
+    EmitLoads(later, next, /*wait_empty=*/true, "pf_");
+  }
+
+  void RewriteConsumerLoop() {
+    // The iteration count over the nest, built at the top of each level.
+    std::vector<OpBuilder> builders;
+    builders.reserve(plan_.depth());
+    Value* it = BuildCount(
+        [&](int k) -> OpBuilder& {
+          builders.push_back(Builder(plan_.nest[k]->region(0), 0));
+          return builders.back();
+        },
+        [&](int k) { return Index(*plan_.nest[k]); }, "");
+    consumer_point_ = builders.back().index();
+    Region& body = marked().region(0);
+    OpBuilder builder = Builder(body, consumer_point_);
+    IndexMath math(builder, constants_);
+    Value* stage = math.Rem(it, math.Const(stages()), "stage");
+    Value* round = math.Div(it, math.Const(stages()), "round");
+    Value* parity = math.Rem(round, math.Const(2), "parity");
+
+    // pipelined: refill `prefetch` iterations ahead, first thing.
+    const Op* refill = nullptr;
+    if (!warp_specialized()) {
+      const int prefetch = plan_.config.prefetch;
+      if (prefetch == 0) {
+        Op* guard = builder.If(is_issuer_);
+        refill = guard;
+        OpBuilder inside = Builder(guard->region(0), 0);
+        EmitLoads(inside, it, /*wait_empty=*/true, "pf_");
+      } else {
+        Value* next = math.Add(it, math.Const(prefetch), "next_it");
+        Value* in_range = builder.Compare("lt", next, total_, "next_ok");
+        Op* outer = builder.If(in_range);
+        refill = outer;
+        OpBuilder in_range_builder = Builder(outer->region(0), 0);
+        Op* guard = in_range_builder.If(is_issuer_);
+        OpBuilder inside = Builder(guard->region(0), 0);
+        BuildRefill(inside, it, next);
+      }
+    }
+    const int after_setup = builder.index();
+    CountUses();
+
+    // The original loads and the author's arrive_tx, inits and invals go.
+    for (const StageLoad& load : plan_.loads) Erase(load.op);
+    for (Op* op : plan_.author_removals) Erase(op);
+
+    // Waits on the author's barrier become waits on full[stage].
+    Op* first_wait = nullptr;
+    for (Op* wait : plan_.author_waits) {
+      SetOperand(*wait, 0, Ref(full_, {stage}));
+      SetOperand(*wait, 1, Use(parity));
+      if (first_wait == nullptr) first_wait = wait;
+    }
+    // Staged accesses take the stage index.
+    Walk(body, [&](Op& op) {
+      if (refill != nullptr && (&op == refill || Contains(*refill, op))) {
+        return;  // built with its stage
+      }
+      for (int slot = 0; slot < op.num_operands(); ++slot) {
+        const Operand& operand = op.operand(slot);
+        if (plan_.staged_set.count(operand.value) == 0 || !operand.indexed) {
+          continue;
+        }
+        Operand staged = operand;
+        staged.indices.insert(staged.indices.begin(), stage);
+        SetOperand(op, slot, std::move(staged));
+      }
+    });
+    auto accesses_staged = [&](const Op& op) {
+      return AnyNested(op, [&](const Op& inner) {
+        for (const Operand& operand : inner.operands()) {
+          if (plan_.staged_set.count(operand.value) != 0) return true;
+        }
+        return false;
+      });
+    };
+    if (first_wait == nullptr) {
+      int position = body.size();
+      for (int i = after_setup; i < body.size(); ++i) {
+        if (accesses_staged(body.op(i))) {
+          position = i;
+          break;
+        }
+      }
+      OpBuilder wait = Builder(body, position);
+      first_wait = wait.Create(OpKind::kMbarrierWait,
+                               {Ref(full_, {stage}), Use(parity)});
+    }
+
+    // The release: after the last staged access (and the wait), with the
+    // wgmmas that read the stage retired first.
+    int last_access = body.IndexOf(AncestorIn(first_wait, &body));
+    int last_wgmma = -1;
+    for (int i = 0; i < body.size(); ++i) {
+      const Op& op = body.op(i);
+      if (accesses_staged(op)) last_access = std::max(last_access, i);
+      if (AnyNested(op, [&](const Op& inner) {
+            if (inner.kind() != OpKind::kWgmma) return false;
+            for (const MemoryEffect& effect : MemoryEffectsOf(inner)) {
+              if (plan_.staged_set.count(effect.buffer) != 0) return true;
+            }
+            return false;
+          })) {
+        last_wgmma = i;
+      }
+    }
+    OpBuilder release = Builder(body, last_access + 1);
+    if (last_wgmma >= 0) {
+      OpBuilder commit = Builder(body, last_wgmma + 1);
+      Value* token = commit
+                         .Create(OpKind::kWgmmaCommit, {}, {},
+                                 {Type::Token(TokenKind::kWgmma)}, {"wt"})
+                         ->result();
+      release.SetInsertionPoint(body, last_access + 2);
+      release.Create(OpKind::kWgmmaWait, {Use(token)});
+    }
+    // Generic accesses of the stage before the TMA refills it: each
+    // accessing thread fences before its release (R3).
+    const bool generic_access = AnyNested(marked(), [&](const Op& op) {
+      for (const MemoryEffect& effect : MemoryEffectsOf(op)) {
+        if (effect.proxy == Proxy::kGeneric &&
+            plan_.staged_set.count(effect.buffer) != 0) {
+          return true;
+        }
+      }
+      return false;
+    });
+    if (generic_access) {
+      release.Create(OpKind::kFenceProxyAsync, {},
+                     {{"space", Attribute::Enum("shared_cta")}});
+    }
+    release.Create(OpKind::kMbarrierArrive, {Ref(empty_, {stage})});
+    CountUses();
+  }
+
+  // ---- the end ------------------------------------------------------------
+
+  void Finish() {
+    // Buffers take their stages; their stage loads are ordered by the rings.
+    for (Value* buffer : plan_.staged) {
+      buffer->defining_op()->SetAttr("ring", Attribute::Flag(true));
+      const Type& type = buffer->type();
+      std::vector<IndexExpr> shape = {IndexExpr::Constant(stages())};
+      shape.insert(shape.end(), type.shape().begin(), type.shape().end());
+      buffer->set_type(
+          Type::Buffer(MemorySpace::kShared, type.dtype(), std::move(shape)));
+      context_.stats.Add(kBuffersStaged);
+    }
+    EraseOrphans();
+    for (Value* barrier : plan_.author_barriers) {
+      Op* alloc = barrier->defining_op();
+      if (uses_[barrier] == 0 && StillInKernel(*alloc)) Erase(alloc);
+    }
+    // Invalidation, by the thread that initialized, once every thread is
+    // done with the rings (insert-syncs places the barrier before it).
+    Region& body = kernel_.body();
+    const int end =
+        !body.empty() && body.op(body.size() - 1).kind() == OpKind::kReturn
+            ? body.size() - 1
+            : body.size();
+    OpBuilder builder = Builder(body, end);
+    IndexMath math(builder, constants_);
+    Op* guard = builder.If(is_issuer_);
+    OpBuilder inside = Builder(guard->region(0), 0);
+    Op* loop =
+        inside.For(math.Const(0), math.Const(stages()), math.Const(1), "s");
+    OpBuilder inval = Builder(loop->region(0), 0);
+    Value* s = loop->region(0).argument(0);
+    inval.Create(OpKind::kMbarrierInval, {Ref(full_, {s})});
+    inval.Create(OpKind::kMbarrierInval, {Ref(empty_, {s})});
+
+    for (const char* name : {"circular_buffer", "stages", "prefetch",
+                             "producer", "producer_regs", "consumer_regs"}) {
+      marked().RemoveAttr(name);
+    }
+    context_.stats.Add(warp_specialized() ? kLoopsWarpSpecialized
+                                          : kLoopsPipelined);
+  }
+
+  Kernel& kernel_;
+  PassContext& context_;
+  LoopPlan plan_;
+  ConstantPool& constants_;
+  Provenance provenance_;
+
+  absl::flat_hash_map<const Value*, int> uses_;
+  std::vector<Op*> orphan_candidates_;
+  std::vector<std::unique_ptr<Op>> graveyard_;
+
+  std::vector<const Op*> slice_order_;
+  std::vector<Value*> trips_;
+  Value* total_ = nullptr;
+  Value* is_issuer_ = nullptr;
+  Value* full_ = nullptr;
+  Value* empty_ = nullptr;
+  Op* init_guard_ = nullptr;
+  Op* producer_role_ = nullptr;
+  Op* consumer_role_ = nullptr;
+  std::optional<int> producer_regs_;
+  std::optional<int> consumer_regs_;
+  int consumer_point_ = 0;
+};
+
+// The values are checked against passes.def (choices and ranges) when the
+// pipeline is parsed; a prefetch the stages cannot hold is an error at the
+// loop (ReadConfig).
+absl::StatusOr<Overrides> ReadOverrides(const PassOptions& options) {
+  Overrides overrides;
+  absl::StatusOr<std::string> mode = options.GetString("mode");
+  if (!mode.ok()) return mode.status();
+  if (*mode == "pipelined") overrides.mode = Mode::kPipelined;
+  if (*mode == "warp-specialized") overrides.mode = Mode::kWarpSpecialized;
+  absl::StatusOr<int64_t> stages = options.GetInt("stages");
+  if (!stages.ok()) return stages.status();
+  absl::StatusOr<int64_t> prefetch = options.GetInt("prefetch");
+  if (!prefetch.ok()) return prefetch.status();
+  overrides.stages = *stages;
+  overrides.prefetch = *prefetch;
+  absl::StatusOr<std::string> producer_loop =
+      options.GetString("producer-loop");
+  if (!producer_loop.ok()) return producer_loop.status();
+  overrides.merged_producer = *producer_loop == "merged";
+  absl::StatusOr<std::string> producer = options.GetString("producer");
+  if (!producer.ok()) return producer.status();
+  if (*producer == "warpgroup" || *producer == "warp") {
+    overrides.producer_warp = *producer == "warp";
+  }
+  return overrides;
+}
+
+}  // namespace
+
+absl::Status CircularBuffer(Kernel& kernel, const PassOptions& options,
+                            PassContext& context) {
+  for (const char* counter : {kLoopsPipelined, kLoopsWarpSpecialized,
+                              kBuffersStaged, kLoadsPipelined}) {
+    context.stats.Add(counter, 0);
+  }
+  absl::StatusOr<Overrides> overrides = ReadOverrides(options);
+  if (!overrides.ok()) return overrides.status();
+  ConstantPool constants(kernel);
+  while (true) {
+    Op* loop = nullptr;
+    Walk(kernel.body(), [&](Op& op) {
+      if (loop == nullptr && IsMarked(op)) loop = &op;
+    });
+    if (loop == nullptr) break;
+    absl::StatusOr<Config> config = ReadConfig(*loop, *overrides);
+    if (!config.ok()) return config.status();
+    const ThreadAnalysis threads(kernel);
+    const Classifier classes(kernel);
+    absl::StatusOr<LoopPlan> plan =
+        Analyzer(kernel, threads, classes, *loop, *config).Run();
+    if (!plan.ok()) return plan.status();
+    if (absl::Status status =
+            Rewriter(kernel, context, *std::move(plan), constants).Run();
+        !status.ok())
+      return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kir

@@ -1,0 +1,204 @@
+// Unit tests for the circular-buffer pass: every mode, stage count and
+// prefetch distance on the examples goes through the rest of the default
+// pipeline and satisfies the barrier and fence checkers; statistics;
+// option errors; idempotence.
+#include "passes/circular_buffer.h"
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "ir/sync_check.h"
+#include "ir/verifier.h"
+#include "parser/parser.h"
+#include "passes/pipeline.h"
+#include "printer/kir_printer.h"
+
+namespace kir {
+namespace {
+
+std::string ReadTestdata(const std::string& relative) {
+  std::ifstream file(std::string(KIR_TESTDATA_DIR) + "/" + relative);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::unique_ptr<Module> Parse(const std::string& text) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  return module.ok() ? std::move(*module) : nullptr;
+}
+
+absl::Status RunPasses(Module& module, const std::string& pipeline_text) {
+  absl::StatusOr<Pipeline> pipeline = ParsePipeline(pipeline_text);
+  if (!pipeline.ok()) return pipeline.status();
+  PipelineRunOptions options;
+  options.write_reproducer = false;
+  std::ostringstream log;
+  return RunPipeline(module, *pipeline, options, log);
+}
+
+constexpr char kRest[] =
+    "uniform-predicates,insert-async-waits,insert-syncs,insert-proxy-fences,"
+    "dce";
+
+struct Variant {
+  const char* mode;
+  int stages;
+  int prefetch;  // pipelined only
+};
+
+struct Example {
+  const char* file;
+  int block_threads;  // before the pass
+  std::vector<Variant> variants;
+};
+
+// Every stage count 1..5 and prefetch distance for the row sums; a few for
+// the GEMM, whose sync analysis takes seconds.
+std::vector<Variant> AllVariants() {
+  std::vector<Variant> variants;
+  for (int stages = 1; stages <= 5; ++stages) {
+    for (int prefetch = 0; prefetch < stages; ++prefetch) {
+      variants.push_back({"pipelined", stages, prefetch});
+    }
+    variants.push_back({"warp-specialized", stages, 0});
+  }
+  return variants;
+}
+
+class SweepTest : public ::testing::TestWithParam<Example> {};
+
+// Every variant lowers to a kernel in which every shared-memory pair is
+// ordered and every generic->async edge fenced, as the checkers define it;
+// warp_specialized grows the block by a warpgroup, pipelined does not.
+TEST_P(SweepTest, EveryModeStageAndPrefetchPassesTheCheckers) {
+  const std::string text = ReadTestdata(GetParam().file);
+  ASSERT_FALSE(text.empty()) << GetParam().file;
+  for (const Variant& variant : GetParam().variants) {
+    const bool pipelined = std::string(variant.mode) == "pipelined";
+    const std::string options =
+        pipelined
+            ? absl::StrCat("mode=pipelined,stages=", variant.stages,
+                           ",prefetch=", variant.prefetch)
+            : absl::StrCat("mode=warp-specialized,stages=", variant.stages);
+    SCOPED_TRACE(absl::StrCat(GetParam().file, " ", options));
+    std::unique_ptr<Module> module = Parse(text);
+    ASSERT_NE(module, nullptr);
+    ASSERT_TRUE(RunPasses(*module, absl::StrCat("canonicalize,circular-buffer{",
+                                                options, "},", kRest))
+                    .ok());
+    for (const auto& kernel : module->kernels) {
+      EXPECT_TRUE(CheckSyncs(*kernel).ok()) << CheckSyncs(*kernel);
+      EXPECT_TRUE(CheckProxyFences(*kernel, FencePlacement::kWriters).ok())
+          << CheckProxyFences(*kernel, FencePlacement::kWriters);
+      EXPECT_EQ(kernel->block.StaticVolume(),
+                GetParam().block_threads + (pipelined ? 0 : 128));
+      const std::string printed = PrintKernel(*kernel);
+      EXPECT_EQ(printed.find("circular_buffer"), std::string::npos);
+      EXPECT_NE(printed.find(absl::StrCat("mbarrier[", variant.stages, "]")),
+                std::string::npos)
+          << printed;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Examples, SweepTest,
+    ::testing::Values(Example{"passes/circular-buffer/rowsum.kir", 128,
+                              AllVariants()},
+                      Example{"examples/ws_gemm.kir",
+                              256,
+                              {{"pipelined", 1, 0},
+                               {"pipelined", 3, 1},
+                               {"warp-specialized", 1, 0},
+                               {"warp-specialized", 5, 0}}}));
+
+constexpr char kLoop[] = R"(
+kernel @k sizes(%n) (%x: global f32[%n, 32], %y: global f32[%n, 128],
+    %x_map: tensormap f32[128, 32] of %x) block(128) {
+  %c0 = const 0 : index
+  %c1 = const 1 : index
+  %c128 = const 128 : index
+  %buf = alloc.shared {align = 128} : shared f32[128, 32]
+  %bar = alloc.shared {align = 8} : shared mbarrier[1]
+  %tid = thread.id x : index
+  %is_t0 = cmp eq %tid, %c0 : i1
+  for %i = %c0 to %n step %c1 {circular_buffer = pipelined, stages = 3} {
+    %row = mul %i, %c128 : index
+    if %is_t0 {
+      tma.load %buf[%c0, %c0], %x_map[%row, %c0], %bar[%c0]
+    }
+    %v = load %buf[%tid, %c0] : f32
+    store %y[%i, %tid], %v
+  }
+}
+)";
+
+TEST(CircularBufferTest, CountsWhatItDid) {
+  std::unique_ptr<Module> module = Parse(kLoop);
+  ASSERT_NE(module, nullptr);
+  PassStatistics stats;
+  PassContext context{stats};
+  ASSERT_TRUE(CircularBuffer(*module->kernels[0],
+                             PassOptions({}, "circular-buffer"), context)
+                  .ok());
+  EXPECT_EQ(stats.counters().at("loops-pipelined"), 1);
+  EXPECT_EQ(stats.counters().at("loops-warp-specialized"), 0);
+  EXPECT_EQ(stats.counters().at("buffers-staged"), 1);
+  EXPECT_EQ(stats.counters().at("loads-pipelined"), 2);  // prologue, refill
+  EXPECT_TRUE(Verify(*module).ok()) << Verify(*module);
+}
+
+TEST(CircularBufferTest, SecondRunChangesNothing) {
+  for (const char* options : {"", "{mode=warp-specialized}"}) {
+    std::unique_ptr<Module> module = Parse(kLoop);
+    ASSERT_NE(module, nullptr);
+    ASSERT_TRUE(
+        RunPasses(*module, absl::StrCat("circular-buffer", options)).ok());
+    const std::string once = PrintModule(*module);
+    ASSERT_TRUE(
+        RunPasses(*module, absl::StrCat("circular-buffer", options)).ok());
+    EXPECT_EQ(PrintModule(*module), once) << options;
+  }
+}
+
+TEST(CircularBufferTest, RejectsBadOptions) {
+  for (const auto& [options, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"mode=fast",
+            "option 'mode' expects marker, pipelined or "
+            "warp-specialized, got 'fast'"},
+           {"stages=17", "option 'stages' expects an integer from 0 to 16"},
+           {"producer=team",
+            "option 'producer' expects marker, warpgroup "
+            "or warp"},
+           {"producer-loop=flat",
+            "option 'producer-loop' expects nested or "
+            "merged"}}) {
+    std::unique_ptr<Module> module = Parse(kLoop);
+    ASSERT_NE(module, nullptr);
+    absl::Status status =
+        RunPasses(*module, absl::StrCat("circular-buffer{", options, "}"));
+    EXPECT_FALSE(status.ok()) << options;
+    EXPECT_NE(std::string(status.message()).find(message), std::string::npos)
+        << status;
+  }
+  // A prefetch the stages cannot hold is an error at the loop.
+  std::unique_ptr<Module> module = Parse(kLoop);
+  ASSERT_NE(module, nullptr);
+  absl::Status status = RunPasses(*module, "circular-buffer{prefetch=3}");
+  EXPECT_NE(std::string(status.message())
+                .find("prefetch must be in 0..2 (less than stages), got 3"),
+            std::string::npos)
+      << status;
+}
+
+}  // namespace
+}  // namespace kir
