@@ -251,11 +251,13 @@ CheckReport CheckKernel(const Program& checked, const Program* reference,
     for (const auto& [name, tensor] : expected) {
       // The outputs are what the directive checks (a lowered kernel may use
       // other parameters as scratch, like split-K's workspace); without
-      // checks, every tensor.
+      // checks, every tensor. (A structured binding cannot be captured
+      // before C++20, hence the reference.)
+      const std::string& output = name;
       if (directive != nullptr && !directive->checks.empty() &&
           std::none_of(
               directive->checks.begin(), directive->checks.end(),
-              [&](const Check& check) { return check.output == name; }))
+              [&](const Check& check) { return check.output == output; }))
         continue;
       auto got = outcome.tensors.find(name);
       if (got == outcome.tensors.end()) continue;
