@@ -23,6 +23,7 @@
 #include "ir/check.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
+#include "ir/shared_memory.h"
 #include "ir/thread_analysis.h"
 
 namespace kir {
@@ -300,21 +301,6 @@ int64_t SaturatingMul(int64_t a, int64_t b) {
     return (a < 0) != (b < 0) ? -kSaturated : kSaturated;
   }
   return product;
-}
-
-// Bytes of a buffer with a constant shape; `pad` elements are added to each
-// innermost row.
-std::optional<int64_t> StaticBytes(const Type& type, int64_t pad) {
-  int64_t elements = 1;
-  for (int d = 0; d < type.rank(); ++d) {
-    std::optional<int64_t> extent = type.shape()[d].AsConstant();
-    if (!extent) return std::nullopt;
-    int64_t row = d == type.rank() - 1 ? std::min(*extent, kSaturated) +
-                                             std::min(pad, kSaturated)
-                                       : *extent;
-    elements = SaturatingMul(elements, row);
-  }
-  return SaturatingMul(elements, DTypeBytes(type.dtype()));
 }
 
 // The number of threads or CTAs of a launch shape whose dimensions are all
@@ -1804,30 +1790,27 @@ void Verifier::CheckWgmma(const Op& op) {
 // Rules over several ops.
 
 void Verifier::CheckSharedBudget() {
-  int64_t total = 0;
-  bool reported = false;
-  for (const Op* op : ops_) {
-    if (op->kind() != OpKind::kAllocShared) continue;
-    const Type& type = op->result()->type();
-    if (!type.is_buffer()) continue;
-    std::optional<int64_t> bytes = StaticBytes(type, op->GetInt("pad"));
-    if (!bytes) continue;
-    total = std::min(total + *bytes, kSaturated);
-    if (!reported && total > kSharedMemoryLimit) {
-      reported = true;
-      Fail(*op, kSharedBudget)
-          << "shared allocations need " << total << " bytes up to "
-          << Name(op->result()) << ", more than the " << kSharedMemoryLimit
-          << " bytes (227 KiB) a block can use";
-    }
-    if (const Attribute* offset = op->FindAttr("offset")) {
-      if (offset->int_value > kSharedMemoryLimit - *bytes) {
-        Fail(*op, kSharedBudget)
-            << Name(op->result()) << " at offset " << offset->int_value
-            << " ends at byte "
-            << std::min(offset->int_value, kSaturated) + *bytes << ", past the "
-            << kSharedMemoryLimit << " bytes a block can use";
+  // A placed allocation ends inside the block's shared memory, at the same
+  // bytes (alignment and `pad` included) the emitter uses. Before
+  // plan-shared-memory has placed it, it must at least fit alone: whether
+  // all fit together depends on which may share bytes, which the planner
+  // decides (and reports, naming what is live at its peak).
+  for (const SharedPlacement& placed : LayoutWithoutReuse(kernel_).placements) {
+    const Value* buffer = placed.alloc->result();
+    if (placed.explicit_offset) {
+      // Both are at most kSaturated, so the sum does not overflow.
+      const int64_t end = std::min(placed.offset, kSaturated) + placed.bytes;
+      if (end > kSharedMemoryLimit) {
+        Fail(*placed.alloc, kSharedBudget)
+            << Name(buffer) << " at offset " << placed.offset
+            << " ends at byte " << end << ", past the " << kSharedMemoryLimit
+            << " bytes a block can use";
       }
+    } else if (placed.bytes > kSharedMemoryLimit) {
+      Fail(*placed.alloc, kSharedBudget)
+          << Name(buffer) << " needs " << placed.bytes
+          << " bytes, more than the " << kSharedMemoryLimit
+          << " bytes (227 KiB) a block can use";
     }
   }
 }
