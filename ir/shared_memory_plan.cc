@@ -356,25 +356,33 @@ SharedLayoutPlan PlanSharedLayout(const Kernel& kernel,
                                   const SharedLifetimes& lifetimes,
                                   const SharedMemoryRequest& request) {
   std::vector<SharedPlacement> items;
+  auto add = [&]() {
+    for (const auto& [bytes, align] : request.added) {
+      SharedPlacement placed;
+      placed.bytes = bytes;
+      placed.align = std::max<int64_t>(align, 1);
+      items.push_back(placed);
+    }
+  };
+  bool added = false;
   for (const Op* alloc : SharedAllocations(kernel)) {
-    if (alloc->num_results() != 1 || !alloc->result()->type().is_buffer() ||
-        request.removed.count(alloc->result()) != 0) {
-      continue;
+    if (alloc->num_results() != 1 || !alloc->result()->type().is_buffer()) {
+      continue;  // V20
     }
-    std::optional<int64_t> bytes = SharedAllocationBytes(*alloc);
-    if (auto it = request.bytes.find(alloc->result());
-        it != request.bytes.end()) {
-      bytes = it->second;
+    if (request.removed.count(alloc->result()) == 0) {
+      std::optional<int64_t> bytes = SharedAllocationBytes(*alloc);
+      if (auto it = request.bytes.find(alloc->result());
+          it != request.bytes.end()) {
+        bytes = it->second;
+      }
+      if (bytes) items.push_back(PlacementOf(*alloc, *bytes));
     }
-    if (!bytes) continue;  // V20
-    items.push_back(PlacementOf(*alloc, *bytes));
+    if (!added && alloc->result() == request.added_after) {
+      add();
+      added = true;
+    }
   }
-  for (const auto& [bytes, align] : request.added) {
-    SharedPlacement placed;
-    placed.bytes = bytes;
-    placed.align = std::max<int64_t>(align, 1);
-    items.push_back(placed);
-  }
+  if (!added) add();
 
   SharedLayoutPlan plan;
   std::vector<SharedPlacement> never = items;

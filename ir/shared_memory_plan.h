@@ -151,8 +151,10 @@ struct SharedMemoryRequest {
   std::map<const Value*, int64_t> bytes;  // instead of the allocation's own
   std::set<const Value*> removed;
   // Added allocations (bytes, alignment), live throughout and never
-  // shared, placed after the kernel's own in program order.
+  // shared, in program order right after `added_after` (null: after the
+  // kernel's own).
   std::vector<std::pair<int64_t, int64_t>> added;
+  const Value* added_after = nullptr;
   // Pairs of allocations that must not share bytes (no ordering found).
   std::set<std::pair<const Op*, const Op*>> kept_apart;
 };

@@ -728,7 +728,9 @@ class Analyzer {
       request.bytes[buffer] = *bytes * stages;
       staged_names.push_back(Name(buffer));
     }
-    request.added = {{8 * stages, 8}, {8 * stages, 8}};  // full, empty
+    // The full and empty rings, after the last staged buffer.
+    request.added = {{8 * stages, 8}, {8 * stages, 8}};
+    request.added_after = plan_.staged.back();
     const SharedMemoryEstimate estimate = EstimateSharedMemory(
         kernel_, request, kernel_.block.StaticVolume().value_or(0), 0);
     if (estimate.bytes > kMaxSharedBytes) {
