@@ -143,7 +143,9 @@ class Planner {
     stats_.Add("barriers-inserted", static_cast<int64_t>(inserted_.size()));
     Report(chosen.total, never.total, BarriersUsed(kernel_), barriers_before);
     if (chosen.total > kMaxSharedBytes) {
-      return OverLimit(chosen, lifetimes, !chosen.aliased.empty() || reuse_);
+      // Positions as the kernel now stands, barriers included.
+      const SharedLifetimes now(kernel_, lifetime_options);
+      return OverLimit(chosen, now, reuse_);
     }
     return absl::OkStatus();
   }
@@ -419,10 +421,17 @@ class Planner {
           << (names.empty() ? std::string("nothing")
                             : absl::StrJoin(names, ", "));
     for (const SharedPlacement* placed : peak_live) {
-      error.Note(
-          placed->alloc->loc(),
-          absl::StrCat(Name(*placed->alloc), ": ", placed->bytes,
-                       " bytes, live ", lifetimes.Describe(placed->alloc)));
+      std::string live;
+      const SharedLifetime* lifetime = lifetimes.Find(placed->alloc);
+      if (lifetime != nullptr && !lifetime->top.empty()) {
+        live = absl::StrCat(
+            ", live from ",
+            kernel_.body().op(lifetime->top.lo).loc().LineColumn(), " to ",
+            kernel_.body().op(lifetime->top.hi).loc().LineColumn());
+      }
+      error.Note(placed->alloc->loc(),
+                 absl::StrCat(Name(*placed->alloc), ": ", placed->bytes,
+                              " bytes at offset ", placed->offset, live));
     }
     return error;
   }
@@ -450,9 +459,9 @@ absl::Status PlanSharedMemory(Kernel& kernel, const PassOptions& options,
   }
   absl::StatusOr<int64_t> registers = options.GetInt("regs", 0);
   if (!registers.ok()) return registers.status();
-  if (*registers < 0 || *registers > 255) {
+  if (*registers < 0 || *registers > 256) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "pass 'plan-shared-memory': option 'regs' must be in 0..255, got ",
+        "pass 'plan-shared-memory': option 'regs' must be in 0..256, got ",
         *registers));
   }
   return Planner(kernel, context.stats, *reuse != "never", *reuse == "auto",
