@@ -249,7 +249,8 @@ void SharedLifetimes::Compute(const Kernel& kernel,
   for (const auto& [alloc, loads] : fills) {
     if (!alloc->GetFlag("ring")) continue;
     std::set<const Value*> empty;
-    for (const auto& [load, full] : loads) {
+    for (const auto& [load, completion] : loads) {
+      const Value* full = completion;  // a lambda cannot capture a binding
       const Op* loop = InnermostLoop(*load);
       if (loop == nullptr || loop->num_regions() == 0) continue;
       Walk(loop->region(0), [&](const Op& op) {
