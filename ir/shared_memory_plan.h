@@ -25,7 +25,9 @@
 //     lane, until the last wait on that mbarrier allocation there (or to the
 //     end of the lane and of the kernel when it has none); in every other
 //     top-level role, from the role's start to its last wait on that
-//     mbarrier, or throughout the role when it has none. This is the
+//     mbarrier, or throughout the role when it has none (a load outside the
+//     roles that is waited for outside them is over before they start).
+//     This is the
 //     circular buffer's protocol (every stage load is waited for by the
 //     ring's consumers before they go on), on which ir/sync_check.h also
 //     relies for ring loads;
