@@ -550,6 +550,12 @@ void AddWgmmaEffects(const Op& op, EffectBuilder& builder) {
 
 }  // namespace
 
+namespace {
+EffectsFault effects_fault = EffectsFault::kNone;
+}  // namespace
+
+void SetEffectsFaultForTesting(EffectsFault fault) { effects_fault = fault; }
+
 std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
   EffectBuilder builder(op);
   using M = AccessMode;
@@ -608,7 +614,11 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
       builder.Box(0,
                   op.kind() == OpKind::kTmaReduce ? M::kReadWrite : M::kWrite,
                   async, Completion::kBulkGroup, D::kIssuer, box);
-      builder.Box(1, M::kRead, async, Completion::kBulkGroup, D::kIssuer, box);
+      if (op.kind() != OpKind::kTmaStore ||
+          effects_fault != EffectsFault::kTmaStoreReadsNoSharedMemory) {
+        builder.Box(1, M::kRead, async, Completion::kBulkGroup, D::kIssuer,
+                    box);
+      }
       break;
     }
     case OpKind::kTmaPrefetch:

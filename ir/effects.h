@@ -183,6 +183,15 @@ const OpFacts& FactsOf(OpKind kind);
 // have not been verified: malformed operands yield no or partial effects.
 std::vector<MemoryEffect> MemoryEffectsOf(const Op& op);
 
+// Testing only: makes one row of the table wrong on purpose, so that a
+// test can show that kir-check, which does not read this table, catches
+// what the passes then lower wrongly.
+enum class EffectsFault {
+  kNone,
+  kTmaStoreReadsNoSharedMemory,  // tma.store loses its read of the tile
+};
+void SetEffectsFaultForTesting(EffectsFault fault);
+
 // Whether `op` is a proxy fence (`fence.proxy.async`) that orders accesses
 // of `space` between the generic and the async proxy: `all` orders shared
 // and global memory, `shared_cta` and `shared_cluster` shared memory (the

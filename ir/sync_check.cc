@@ -1063,13 +1063,38 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       }
       continue;
     }
-    for (const auto& [key_a, group_a] : groups_a) {
-      for (const auto& [key_b, group_b] : groups_b) {
-        if (distinct && group_a.count == 1 && group_b.count == 1 &&
-            group_a.first == group_b.first) {
-          continue;
+    auto check = [&](const std::vector<int64_t>& key_a, const Group& group_a,
+                     const std::vector<int64_t>& key_b, const Group& group_b) {
+      if (distinct && group_a.count == 1 && group_b.count == 1 &&
+          group_a.first == group_b.first) {
+        return false;
+      }
+      return overlaps(key_a, key_b);
+    };
+    if (known.empty()) {
+      for (const auto& [key_a, group_a] : groups_a) {
+        for (const auto& [key_b, group_b] : groups_b) {
+          if (check(key_a, group_a, key_b, group_b)) return true;
         }
-        if (overlaps(key_a, key_b)) return true;
+      }
+      continue;
+    }
+    // The groups of `b` are ordered by their first known dimension: for
+    // each group of `a`, only those whose part there falls in the window
+    // that dimension allows can overlap (linear in the groups, not
+    // quadratic, for one-element accesses by every thread).
+    const DimensionDifference& first_dim = dims[known[0]];
+    for (const auto& [key_a, group_a] : groups_a) {
+      for (int64_t o : offsets[0]) {
+        // key_b - key_a + o + residual in (-extent_b, extent_a).
+        const int64_t lo =
+            key_a[0] - o - first_dim.residual_hi - first_dim.extent_b + 1;
+        const int64_t hi =
+            key_a[0] - o - first_dim.residual_lo + first_dim.extent_a - 1;
+        for (auto it = groups_b.lower_bound(std::vector<int64_t>{lo});
+             it != groups_b.end() && it->first[0] <= hi; ++it) {
+          if (check(key_a, group_a, it->first, it->second)) return true;
+        }
       }
     }
   }
@@ -1109,11 +1134,40 @@ const ConflictAnalysis::Counters& ConflictAnalysis::counters() const {
   return impl_->counters;
 }
 
-bool NeedsOrdering(const MemoryEffect& a, const MemoryEffect& b) {
-  if (!a.writes() && !b.writes()) return false;
+namespace {
+
+bool OfMbarrier(const MemoryEffect& effect) {
+  return effect.buffer != nullptr && effect.buffer->type().is_buffer() &&
+         effect.buffer->type().dtype() == DType::kMbarrier;
+}
+
+// A ring of circular-buffer's, whose phases its own protocol orders.
+bool OfRing(const MemoryEffect& effect) {
+  const Value* buffer = effect.buffer;
+  return buffer != nullptr && buffer->kind() == Value::Kind::kResult &&
+         buffer->defining_op()->kind() == OpKind::kAllocShared &&
+         buffer->defining_op()->GetFlag("ring");
+}
+
+}  // namespace
+
+bool NeedsOrdering(const MemoryEffect& earlier, const MemoryEffect& later) {
+  // A wait for an mbarrier's phase, then an arrival by another thread that
+  // can complete the next phase: unless the waiter observed its phase
+  // first, it may find the barrier two phases on, with its parity
+  // incomplete again, and wait for the wrong phase (or forever). Waits and
+  // arrivals of a circular-buffer ring are ordered by its own protocol.
+  if (OfMbarrier(earlier) && OfMbarrier(later) &&
+      earlier.order == MemoryOrder::kAcquire && !earlier.writes() &&
+      later.order == MemoryOrder::kRelease && later.writes() &&
+      later.completion == Completion::kImmediate && !OfRing(earlier)) {
+    return true;
+  }
+  if (!earlier.writes() && !later.writes()) return false;
   // Atomic accesses (mbarrier arrivals and waits, atomics) are ordered
   // among themselves by the hardware.
-  return a.order == MemoryOrder::kWeak || b.order == MemoryOrder::kWeak;
+  return earlier.order == MemoryOrder::kWeak ||
+         later.order == MemoryOrder::kWeak;
 }
 
 // ---------------------------------------------------------------------------
@@ -1147,7 +1201,8 @@ enum class Stage {
 struct EntryKey {
   const Op* op = nullptr;
   int effect = 0;
-  std::vector<CarriedLoop> carried;  // sorted
+  // The outermost loop the access was carried around (at most one).
+  std::vector<CarriedLoop> carried;
   Stage stage = Stage::kComplete;
   const Op* commit = nullptr;
   int group_distance = 0;
@@ -1459,15 +1514,16 @@ class OrderingAnalysis {
     for (const auto& [key, entry] : state) {
       EntryKey next = key;
       EntryState moved = entry;
+      // Only the outermost loop an access was carried around relates it to
+      // a later access (the iterations of loops inside it ran in another
+      // execution, so their distances say nothing); keeping just that one
+      // keeps the state linear in the nesting depth.
       if (IsInside(key.op, &loop)) {
-        auto it =
-            std::find_if(next.carried.begin(), next.carried.end(),
-                         [&](const CarriedLoop& c) { return c.loop == &loop; });
-        if (it == next.carried.end()) {
-          next.carried.push_back(CarriedLoop{&loop, 1});
-          std::sort(next.carried.begin(), next.carried.end());
-        } else {
-          it->distance = std::min(it->distance + 1, CarriedLoop::kMaxDistance);
+        if (next.carried.empty() || IsInside(next.carried[0].loop, &loop)) {
+          next.carried = {CarriedLoop{&loop, 1}};
+        } else if (next.carried[0].loop == &loop) {
+          next.carried[0].distance =
+              std::min(next.carried[0].distance + 1, CarriedLoop::kMaxDistance);
         }
       }
       if (key.stage == Stage::kCommitted &&
@@ -1557,12 +1613,20 @@ class OrderingAnalysis {
   }
 
   void Barrier(State& state, const ThreadBits& participants) {
-    for (auto& [key, entry] : state) {
-      if (!Releasable(key, entry, participants)) continue;
-      entry.ordered |= participants;
-      if (Subset(entry.threads, entry.fenced)) {
-        entry.proxy_ordered |= participants;
+    for (auto it = state.begin(); it != state.end();) {
+      auto& [key, entry] = *it;
+      if (Releasable(key, entry, participants)) {
+        entry.ordered |= participants;
+        if (Subset(entry.threads, entry.fenced)) {
+          entry.proxy_ordered |= participants;
+        }
       }
+      // An access ordered for every thread (and fenced for every thread,
+      // when the proxy rule is followed) can pair with nothing later:
+      // dropping it keeps the state as small as the unordered accesses.
+      const bool done = Subset(all_, entry.ordered) &&
+                        (!proxy_ || Subset(all_, entry.proxy_ordered));
+      it = done ? state.erase(it) : std::next(it);
     }
   }
 

@@ -169,9 +169,12 @@ class ConflictAnalysis {
   std::unique_ptr<Impl> impl_;
 };
 
-// Whether a pair of effects needs ordering when it overlaps: at least one
-// writes and not both are atomic.
-bool NeedsOrdering(const MemoryEffect& a, const MemoryEffect& b);
+// Whether a pair of effects, `earlier` then `later`, needs ordering when it
+// overlaps: at least one writes and not both are atomic; or an mbarrier
+// wait, then an arrival on that mbarrier (which may complete the next
+// phase before the waiter observed its own), unless the mbarrier is a ring
+// of circular-buffer's.
+bool NeedsOrdering(const MemoryEffect& earlier, const MemoryEffect& later);
 
 // One conflicting pair of accesses left unordered.
 struct UnorderedPair {

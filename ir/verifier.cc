@@ -1653,10 +1653,13 @@ void Verifier::CheckAlloc(const Op& op) {
           << " must be a non-negative multiple of its align " << align;
     }
   }
-  if (op.GetFlag("ring") &&
-      (type.dtype() == DType::kMbarrier || type.rank() < 2)) {
+  const bool mbarrier_ring =
+      type.dtype() == DType::kMbarrier && type.rank() == 1;
+  const bool data_ring = type.dtype() != DType::kMbarrier && type.rank() >= 2;
+  if (op.GetFlag("ring") && !mbarrier_ring && !data_ring) {
     Fail(op, kAllocAttrs) << "alloc.shared ring needs data with a leading "
-                             "stage dimension (rank 2 or more), got "
+                             "stage dimension (rank 2 or more) or one "
+                             "mbarrier per stage (rank 1), got "
                           << type.ToString();
   }
 }

@@ -1105,13 +1105,16 @@ class Rewriter {
     OpBuilder rings = Builder(body, body.IndexOf(last_alloc) + 1);
     const Type ring_type = Type::Buffer(MemorySpace::kShared, DType::kMbarrier,
                                         {IndexExpr::Constant(stages())});
-    full_ = rings
-                .Create(OpKind::kAllocShared, {},
-                        {{"align", Attribute::Int(8)}}, {ring_type}, {"full"})
-                ->result();
+    // `ring`: their phases are this pass's protocol (ir/sync_check.h).
+    const AttrList ring_attrs = {{"align", Attribute::Int(8)},
+                                 {"ring", Attribute::Flag(true)}};
+    full_ =
+        rings
+            .Create(OpKind::kAllocShared, {}, ring_attrs, {ring_type}, {"full"})
+            ->result();
     empty_ = rings
-                 .Create(OpKind::kAllocShared, {},
-                         {{"align", Attribute::Int(8)}}, {ring_type}, {"empty"})
+                 .Create(OpKind::kAllocShared, {}, ring_attrs, {ring_type},
+                         {"empty"})
                  ->result();
 
     // Inits, by one thread, before the nest.

@@ -246,6 +246,12 @@ class SyncInserter {
         ++attempt;
       }
       if (!placement) {
+        // Where the two accesses' common region cannot order them (the
+        // earlier one completes at a wait inside the later one's loop),
+        // a barrier deeper on the later access's side may.
+        absl::StatusOr<bool> deeper = PlaceDeeper(pair);
+        if (!deeper.ok()) return deeper.status();
+        if (*deeper) continue;
         return PairError(pair.second->loc(), pair,
                          "no barrier can order them: the earlier access is "
                          "not complete in its threads at any place a barrier "
@@ -360,6 +366,37 @@ class SyncInserter {
     }
     inserted_.insert(barrier);
     return barrier;
+  }
+
+  // Tries a barrier right before the later access's ancestor in each region
+  // between the two accesses' common region and the later access, outermost
+  // first (a loop's body runs it every iteration, so deeper costs more);
+  // keeps the first after which the pair is ordered.
+  absl::StatusOr<bool> PlaceDeeper(const UnorderedPair& pair) {
+    Op* first = const_cast<Op*>(pair.first);
+    Op* second = const_cast<Op*>(pair.second);
+    std::vector<Region*> chain;  // innermost first
+    for (Op* op = second; op != nullptr; op = op->parent_op()) {
+      Region* region = op->parent_region();
+      if (AncestorIn(first, region) != nullptr) break;
+      chain.push_back(region);
+    }
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      Region* region = *it;
+      int index = region->IndexOf(AncestorIn(second, region));
+      while (index > 0 && IsPlainComputation(region->op(index - 1))) --index;
+      if (SplitsRoles(*region, index)) continue;
+      absl::StatusOr<Op*> barrier =
+          Insert(Placement{region, index, RoleAround(region)}, pair,
+                 /*report_divergence=*/false);
+      if (!barrier.ok()) return barrier.status();
+      if (*barrier == nullptr) continue;
+      std::vector<UnorderedPair> left = FindUnorderedPairs(kernel_, options_);
+      if (std::find(left.begin(), left.end(), pair) == left.end()) return true;
+      inserted_.erase(*barrier);
+      RemoveOp(*barrier);
+    }
+    return false;
   }
 
   // Drops each inserted barrier (in program order) that nothing needs.

@@ -284,7 +284,7 @@ class DirectiveParser {
   }
 
   // normal(seed=1, mean=0, std=1), uniform(seed=1, low=-1, high=1),
-  // iota(start=0, step=1), fill(x), zeros.
+  // randint(seed=1, low=-4, high=4), iota(start=0, step=1), fill(x), zeros.
   absl::Status ParseInit(InputInit& init) {
     const Location loc = LocOf(Peek());
     const std::string name = Next().text;
@@ -315,6 +315,13 @@ class DirectiveParser {
       parameters = {{"seed", &seed, true},
                     {"low", &init.first, false},
                     {"high", &init.second, false}};
+    } else if (name == "randint") {
+      init.kind = InputInit::Kind::kRandInt;
+      init.first = -4;
+      init.second = 4;
+      parameters = {{"seed", &seed, true},
+                    {"low", &init.first, false},
+                    {"high", &init.second, false}};
     } else if (name == "iota") {
       init.kind = InputInit::Kind::kIota;
       init.first = 0;
@@ -331,7 +338,8 @@ class DirectiveParser {
     } else {
       return Error(loc) << "unknown input '" << name
                         << "'; expected normal(seed=N), uniform(seed=N), "
-                           "iota(), fill(x) or zeros, or a number";
+                           "randint(seed=N), iota(), fill(x) or zeros, or a "
+                           "number";
     }
     const bool has_arguments = IsPunct("(");
     if (has_arguments) {
@@ -374,6 +382,13 @@ class DirectiveParser {
       return Error(loc) << "seed must be a non-negative integer";
     }
     init.seed = static_cast<uint64_t>(seed);
+    if (init.kind == InputInit::Kind::kRandInt &&
+        (init.first != std::floor(init.first) ||
+         init.second != std::floor(init.second) || init.first > init.second ||
+         std::fabs(init.first) > 1e9 || std::fabs(init.second) > 1e9)) {
+      return Error(loc) << "randint needs integers low <= high (at most 1e9 "
+                           "in magnitude)";
+    }
     return absl::OkStatus();
   }
 

@@ -11,7 +11,8 @@
 //   option    ::= 'pipeline' '=' quoted-string
 //   binding   ::= name '=' (number | init)
 //   init      ::= 'normal' '(' args ')' | 'uniform' '(' args ')'
-//               | 'iota' '(' args ')' | 'fill' '(' number ')' | 'zeros'
+//               | 'randint' '(' args ')' | 'iota' '(' args ')'
+//               | 'fill' '(' number ')' | 'zeros'
 //   check     ::= name '==' expr | name '~=' expr tolerance+
 //   tolerance ::= 'rtol' '=' number | 'atol' '=' number
 //   expr      ::= + - * / and @ (matrix product, at the level of *), unary -,
@@ -37,11 +38,11 @@ namespace kir {
 
 // How an input tensor is filled before the launch.
 struct InputInit {
-  enum class Kind { kNormal, kUniform, kIota, kFill };
+  enum class Kind { kNormal, kUniform, kIota, kFill, kRandInt };
   Kind kind = Kind::kFill;
-  uint64_t seed = 0;  // normal, uniform
+  uint64_t seed = 0;  // normal, uniform, randint
   // normal: mean, stddev; uniform: low, high; iota: start, step; fill:
-  // value (first).
+  // value (first); randint: low, high (integers, both included).
   double first = 0;
   double second = 0;
 };

@@ -63,6 +63,20 @@ TEST(RunDirectiveTest, ParsesBindingsInitsAndChecks) {
   EXPECT_EQ(d.checks[1].reference->ToString(), "((-x) + 2)");
 }
 
+TEST(RunDirectiveTest, ParsesRandint) {
+  auto directives = ParseRunDirectives(Source(
+      "// run: @k a=randint(seed=7) b=randint(seed=1, low=0, high=2) "
+      "=> o == a @ b\n"));
+  ASSERT_TRUE(directives.ok()) << directives.status();
+  const RunDirective& d = (*directives)[0];
+  EXPECT_EQ(d.bindings[0].init.kind, InputInit::Kind::kRandInt);
+  EXPECT_EQ(d.bindings[0].init.seed, 7u);
+  EXPECT_EQ(d.bindings[0].init.first, -4);
+  EXPECT_EQ(d.bindings[0].init.second, 4);
+  EXPECT_EQ(d.bindings[1].init.first, 0);
+  EXPECT_EQ(d.bindings[1].init.second, 2);
+}
+
 TEST(RunDirectiveTest, PrecedenceMatchesNumpy) {
   auto directives =
       ParseRunDirectives(Source("// run: @k => o == a + b * c @ d - e / f\n"));
@@ -116,7 +130,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadDirective{"// run: pipeline=dce @k => o == x",
                      "expected a quoted pipeline"},
         BadDirective{"// run: @k x=normal(seed=1.5) => o == x",
-                     "non-negative integer"}));
+                     "non-negative integer"},
+        BadDirective{"// run: @k x=randint(seed=1, low=0.5) => o == x",
+                     "randint needs integers"},
+        BadDirective{"// run: @k x=randint(seed=1, low=3, high=2) => o == x",
+                     "randint needs integers low <= high"}));
 
 // Validation against a kernel (no GPU involved).
 constexpr char kKernel[] = R"(

@@ -38,6 +38,7 @@
 #include "parser/parser.h"
 #include "printer/nvrtc_compiler.h"
 #include "tools/kir-run/device.h"
+#include "tools/kir-check/interp_target.h"
 #include "tools/kir-run/directive.h"
 #include "tools/kir-run/runner.h"
 
@@ -88,6 +89,10 @@ with the bound sizes and inputs, and compares its outputs with references.
   --no-verify            do not verify the input or after each pass: runs a
                          kernel the verifier rejects, to show what goes wrong
                          on the GPU without the pass that would fix it
+  --target=T             gpu (default) or interp: run on the CPU interpreter
+                         (kir-check's reference schedule, references on the
+                         CPU); needs no GPU; --bench, --sanitize and the
+                         other GPU options do not apply
   --probe                exit 0 if a usable GPU (sm_90) is present, else 77
   --launch-overhead      time 1000 host launches of directive 1's kernel
                          through kir-run and through cudaLaunchKernelExC
@@ -103,6 +108,7 @@ struct Flags {
   bool emit_sass = false;
   bool probe = false;
   bool launch_overhead = false;
+  bool interp = false;  // --target=interp
   // Internal: this process is the child for one directive.
   std::optional<int> child_index;
   std::string result_file;
@@ -174,6 +180,10 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       flags.run.dump_dir = value;
     } else if (arg == "--no-verify") {
       flags.run.verify = false;
+    } else if (value_of("--target", value)) {
+      if (value != "gpu" && value != "interp")
+        return "--target takes gpu or interp";
+      flags.interp = value == "interp";
     } else if (arg == "--probe") {
       flags.probe = true;
     } else if (arg == "--launch-overhead") {
@@ -415,6 +425,14 @@ int Main(int argc, char** argv) {
     std::cerr << "kir-run: --only=" << *flags.only << " but " << flags.file
               << " has " << directives->size() << " directive(s)\n";
     return kExitFailed;
+  }
+
+  if (flags.interp) {
+    check::InterpTargetOptions options;
+    options.pipeline = flags.run.pipeline;
+    options.only = flags.only;
+    return check::RunDirectivesOnInterpreter(source, *directives, options,
+                                             std::cout);
   }
 
   absl::StatusOr<DeviceInfo> device = ProbeDevice();

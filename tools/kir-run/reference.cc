@@ -139,7 +139,7 @@ __device__ double unit(u64 bits) {  // (0, 1)
 }
 
 // kind: 0 normal(mean=a, std=b), 1 uniform[a, b), 2 iota(start=a, step=b),
-// 3 fill(a).
+// 3 fill(a), 4 randint[a, b].
 extern "C" __global__ void kir_ref_init(TensorDesc t, int kind, u64 seed,
                                         double a, double b, long long n) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
@@ -153,6 +153,9 @@ extern "C" __global__ void kir_ref_init(TensorDesc t, int kind, u64 seed,
       v = a + (b - a) * unit(mix(seed * 0x632be59bd9b4e019ull + 2 * i));
     } else if (kind == 2) {
       v = a + b * (double)i;
+    } else if (kind == 4) {
+      v = a + floor((b - a + 1.0) *
+                    unit(mix(seed * 0x632be59bd9b4e019ull + 2 * i)));
     } else {
       v = a;
     }
