@@ -1762,7 +1762,7 @@ class OrderingAnalysis {
         if (IsRingFill(earlier) || IsRingFill(effect)) continue;
         const Op* earlier_role = threads_.EnclosingRole(*key.op);
         if (role != nullptr && earlier_role != nullptr &&
-            role != earlier_role) {
+            role != earlier_role && earlier.buffer == effect.buffer) {
           continue;  // concurrent roles: the program's mbarriers order them
         }
         const ThreadBits later = executing & ~entry.ordered;
@@ -1834,10 +1834,14 @@ class OrderingAnalysis {
                               !IsMbarrier(later) &&
                               later.space != MemorySpace::kRegister;
       if (!mbarrier_use && !async_data) continue;
-      if (async_data && IsRingFill(later)) continue;
       for (const auto& [key, entry] : state) {
         if (key.op == &op && key.carried.empty()) continue;
         const MemoryEffect& earlier = EffectsOf(*key.op)[key.effect];
+        // The ring fences its own generic accesses before its release; an
+        // allocation sharing its bytes is fenced like any other.
+        if (async_data && IsRingFill(later) && earlier.buffer == later.buffer) {
+          continue;
+        }
         FenceNeed need = FenceNeed::kSharedProxy;
         // The threads of `op` that need a fence after `earlier`: those that
         // other threads' accesses reach through a barrier or release (every

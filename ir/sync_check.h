@@ -53,10 +53,14 @@
 // completed to the matching sync, wait or cluster.wait. Joins keep what
 // holds on every path; loops iterate to a fixed point, and a loop with a
 // constant trip count of at least one is left through its body only. Pairs
-// whose two accesses sit in different roles are left to the mbarriers the
-// program uses between roles and are not reported; so are pairs with a stage
-// load of a `ring` allocation (an mbarrier-completed write of a circular
-// buffer, whose full and empty rings order it).
+// of one allocation whose two accesses sit in different roles are left to
+// the mbarriers the program uses between roles and are not reported (pairs
+// of two allocations that share bytes are: nothing else orders them); so
+// are pairs with a stage load of a `ring` allocation (an mbarrier-completed
+// write of a circular buffer, whose full and empty rings order it for the
+// ring's consumers, which wait for every stage load before they go on; an
+// allocation sharing the ring's bytes is kept, by plan-shared-memory's
+// lifetimes, after those waits).
 //
 // Proxies (FindUnfencedPairs, CheckProxyFences). The same dataflow, with
 // generic accesses of global memory, finds the generic -> async edges: a
@@ -66,8 +70,9 @@
 // followed by any async access of global memory, whose data the acquire
 // may guard (R7); and mbarrier.init followed by a use of that mbarrier by
 // another thread or as the completion barrier of a TMA or bulk load (R8).
-// Edges to a stage load of a `ring` allocation are the circular buffer's (it
-// fences before its release). A fence covers an access only once the access
+// Edges from the ring's own accesses to a stage load of a `ring` allocation
+// are the circular buffer's (it fences before its release); from another
+// allocation sharing its bytes they are not. A fence covers an access only once the access
 // is complete in the fencing thread (a cp.async write after the wait for its
 // group). Such an edge
 // needs a fence of the matching space in a placement model:

@@ -26,6 +26,7 @@
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
 #include "ir/static_values.h"
+#include "ir/shared_memory.h"
 #include "ir/thread_analysis.h"
 
 namespace kir {
@@ -337,6 +338,14 @@ std::string BytesText(std::optional<int64_t> bytes) {
 // The local memory a thread can have on sm_90 (where register buffers
 // spill); a register buffer larger than it cannot be compiled.
 constexpr int64_t kLocalMemoryPerThread = 512 * 1024;
+
+// A shared-memory size or end from SharedAllocationBytes, which saturates at
+// kSaturated: "N bytes", or "at least 2^62 bytes" (never the saturated number
+// as if it were exact).
+std::string SaturatedBytesText(int64_t bytes) {
+  return bytes >= kSaturated ? std::string("at least 2^62 bytes")
+                             : absl::StrCat(bytes, " bytes");
+}
 
 // The number of threads or CTAs of a launch shape whose dimensions are all
 // constant and within `limit` each; nullopt otherwise.
@@ -1879,35 +1888,29 @@ void Verifier::CheckWgmma(const Op& op) {
 // Rules over several ops.
 
 void Verifier::CheckSharedBudget() {
-  std::optional<int64_t> total = 0;  // nullopt once it overflows
-  bool reported = false;
-  for (const Op* op : ops_) {
-    if (op->kind() != OpKind::kAllocShared) continue;
-    const Type& type = op->result()->type();
-    if (!type.is_buffer()) continue;
-    bool overflow = false;
-    std::optional<int64_t> bytes =
-        StaticBytes(type, op->GetInt("pad"), &overflow);
-    if (!bytes && !overflow) continue;
-    total = total && bytes ? CheckedAdd(*total, *bytes) : std::nullopt;
-    if (!reported && (!total || *total > kSharedMemoryLimit)) {
-      reported = true;
-      Fail(*op, kSharedBudget)
-          << "shared allocations need " << BytesText(total) << " up to "
-          << Name(op->result()) << ", more than the " << kSharedMemoryLimit
-          << " bytes (227 KiB) a block can use";
-    }
-    if (const Attribute* offset = op->FindAttr("offset")) {
-      if (!bytes || offset->int_value > kSharedMemoryLimit - *bytes) {
-        std::optional<int64_t> end =
-            bytes ? CheckedAdd(offset->int_value, *bytes) : std::nullopt;
-        Fail(*op, kSharedBudget)
-            << Name(op->result()) << " at offset " << offset->int_value
-            << " ends "
-            << (end ? absl::StrCat("at byte ", *end)
-                    : std::string("past byte 2^63"))
-            << ", past the " << kSharedMemoryLimit << " bytes a block can use";
+  // A placed allocation ends inside the block's shared memory, at the same
+  // bytes (alignment and `pad` included) the emitter uses. Before
+  // plan-shared-memory has placed it, it must at least fit alone: whether
+  // all fit together depends on which may share bytes, which the planner
+  // decides (and reports, naming what is live at its peak).
+  for (const SharedPlacement& placed : LayoutWithoutReuse(kernel_).placements) {
+    const Value* buffer = placed.alloc->result();
+    if (placed.explicit_offset) {
+      // Both are at most kSaturated, so the sum does not overflow.
+      const int64_t end = std::min(placed.offset, kSaturated) + placed.bytes;
+      if (end > kSharedMemoryLimit) {
+        Fail(*placed.alloc, kSharedBudget)
+            << Name(buffer) << " at offset " << placed.offset << " ends "
+            << (end >= kSaturated ? std::string("past byte 2^62")
+                                  : absl::StrCat("at byte ", end))
+            << ", past the " << kSharedMemoryLimit
+            << " bytes a block can use";
       }
+    } else if (placed.bytes > kSharedMemoryLimit) {
+      Fail(*placed.alloc, kSharedBudget)
+          << Name(buffer) << " needs " << SaturatedBytesText(placed.bytes)
+          << ", more than the " << kSharedMemoryLimit
+          << " bytes (227 KiB) a block can use";
     }
   }
 }

@@ -72,9 +72,11 @@
 //       element; swizzle 0, 32, 64 or 128; pad >= 0; an explicit offset is
 //       non-negative and a multiple of align; `ring` only on data of rank 2
 //       or more (a leading stage dimension).
-//   V23 Shared allocations add up to at most 232448 bytes (227 KiB; `pad`
-//       elements count once per innermost row), and an explicit offset
-//       leaves the allocation inside them.
+//   V23 Shared allocations fit in the block's 232448 bytes (227 KiB): one
+//       with an explicit offset ends inside them (its bytes with `pad`
+//       counted once per innermost row), one without an offset fits on its
+//       own. Whether unplaced allocations fit together depends on which may
+//       share bytes: plan-shared-memory decides and reports that.
 // TMA, bulk copies and wgmma
 //   V24 A tensor map maps a tensor parameter of its element type and rank
 //       (1 to 5) and has swizzle 0, 32, 64 or 128.

@@ -27,6 +27,7 @@
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
 #include "ir/shared_memory.h"
+#include "ir/shared_memory_plan.h"
 #include "ir/static_values.h"
 #include "ir/thread_analysis.h"
 
@@ -696,45 +697,47 @@ class Analyzer {
     return absl::OkStatus();
   }
 
+  // Whether the stages fit, asked of the shared-memory planner: the staged
+  // buffers grown to `stages` copies, the author's barriers replaced by
+  // the two rings, and the space of buffers that are dead while the loop
+  // runs reused (an epilogue tile after a non-persistent loop), as
+  // plan-shared-memory will lay them out.
   absl::Status CheckSharedMemory() {
     const int stages = plan_.config.stages;
-    int64_t offset = 0;
+    SharedMemoryRequest request;
+    request.reuse = SharedReuse::kAlways;
     std::vector<std::string> staged_names;
     for (const auto& op : kernel_.body().ops()) {
       if (op->kind() != OpKind::kAllocShared) continue;
       const Value* buffer = op->result();
       if (std::find(plan_.author_barriers.begin(), plan_.author_barriers.end(),
                     buffer) != plan_.author_barriers.end()) {
-        continue;  // replaced by the rings
+        request.removed.insert(buffer);  // replaced by the rings
+        continue;
       }
+      if (plan_.staged_set.count(buffer) == 0) continue;
       std::optional<int64_t> bytes = SharedAllocationBytes(*op);
       if (!bytes) continue;  // V20
       const int64_t align = SharedAllocationAlignment(*op);
-      if (plan_.staged_set.count(buffer) != 0) {
-        if (*bytes % align != 0) {
-          return Error(op->loc())
-                 << "one stage of " << Name(buffer) << " is " << *bytes
-                 << " bytes, not a multiple of its " << align
-                 << "-byte alignment, so its stages cannot follow each other";
-        }
-        *bytes *= stages;
-        staged_names.push_back(Name(buffer));
+      if (*bytes % align != 0) {
+        return Error(op->loc())
+               << "one stage of " << Name(buffer) << " is " << *bytes
+               << " bytes, not a multiple of its " << align
+               << "-byte alignment, so its stages cannot follow each other";
       }
-      offset = (offset + align - 1) / align * align + *bytes;
+      request.bytes[buffer] = *bytes * stages;
+      staged_names.push_back(Name(buffer));
     }
-    offset = (offset + 7) / 8 * 8 + 2 * 8 * stages;  // the full, empty rings
-    Walk(kernel_.body(), [&](const Op& op) {
-      // Allocations inside roles count too (only outside warp_specialized).
-      if (op.kind() == OpKind::kAllocShared &&
-          op.parent_region() != &kernel_.body()) {
-        if (std::optional<int64_t> bytes = SharedAllocationBytes(op))
-          offset += *bytes;
-      }
-    });
-    if (offset > kMaxSharedBytes) {
+    // The full and empty rings, after the last staged buffer.
+    request.added = {{8 * stages, 8}, {8 * stages, 8}};
+    request.added_after = plan_.staged.back();
+    const SharedMemoryEstimate estimate = EstimateSharedMemory(
+        kernel_, request, kernel_.block.StaticVolume().value_or(0), 0);
+    if (estimate.bytes > kMaxSharedBytes) {
       return Error(loop_.loc())
              << stages << " stages of " << absl::StrJoin(staged_names, ", ")
-             << " need " << offset << " bytes of shared memory with the "
+             << " need " << estimate.bytes
+             << " bytes of shared memory with the "
              << "kernel's other allocations, more than the " << kMaxSharedBytes
              << " a block can use";
     }

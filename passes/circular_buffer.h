@@ -62,7 +62,9 @@
 //   address or guard depends on a value that is not such a pure
 //   computation (data loaded in the iteration, an inner loop's index); a
 //   load that does not run in every iteration; staged buffers that do not
-//   fit in shared memory, or whose stage is not a multiple of their
+//   fit in shared memory (laid out as plan-shared-memory will, sharing the
+//   bytes of buffers dead while the loop runs: EstimateSharedMemory in
+//   ir/shared_memory_plan.h), or whose stage is not a multiple of their
 //   alignment; a staged buffer accessed outside the loop; an author
 //   mbarrier used otherwise, or whose `arrive_tx` bytes differ from the
 //   loads'; a nest under `if` or role, or with bounds computed in the nest;

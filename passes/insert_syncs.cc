@@ -226,6 +226,19 @@ class SyncInserter {
                        [](const UnorderedPair& p) { return !p.carried; });
       const UnorderedPair pair =
           same_iteration != pairs.end() ? *same_iteration : pairs.front();
+      // Two allocations sharing bytes, accessed in two roles: those run
+      // concurrently, so no barrier both reach can order them.
+      const Op* first_role = RoleAround(pair.first->parent_region());
+      const Op* second_role = RoleAround(pair.second->parent_region());
+      if (first_role != nullptr && second_role != nullptr &&
+          first_role != second_role) {
+        return PairError(
+            pair.second->loc(), pair,
+            absl::StrCat("they are in roles @", first_role->GetString("name"),
+                         " and @", second_role->GetString("name"),
+                         ", which no barrier orders; only an mbarrier the "
+                         "program waits on could"));
+      }
       int& attempt = attempts[pair];
       std::optional<Placement> placement;
       while (attempt < 2 && !placement) {

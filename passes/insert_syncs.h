@@ -30,7 +30,8 @@
 //   under control flow not uniform over its participants (a divergent `if`,
 //   a loop with divergent bounds, an earlier divergent `return`), when no
 //   named barrier id is left, or when no barrier can order a pair (an
-//   asynchronous access not yet complete in its threads).
+//   asynchronous access not yet complete in its threads, or accesses in
+//   two roles of two allocations whose offsets make them share bytes).
 // Does not: order accesses in different roles (the program's mbarriers do)
 //   or in different blocks (the program's semaphores and atomics), insert
 //   proxy fences (insert-proxy-fences) or completion waits

@@ -33,10 +33,10 @@ Pipeline DefaultPipeline() {
   };
   run("canonicalize");
   // run("serialize-split-k");    // splitk -> workspace and semaphores
-  run("circular-buffer");     // multi-stage buffers for loads in loops
-  run("uniform-predicates");  // collective ops under uniform conditions
-  run("insert-async-waits");  // commits, waits and wgmma fences
-  // run("plan-shared-memory");   // offsets for every shared allocation
+  run("circular-buffer");      // multi-stage buffers for loads in loops
+  run("uniform-predicates");   // collective ops under uniform conditions
+  run("insert-async-waits");   // commits, waits and wgmma fences
+  run("plan-shared-memory");   // offsets for every shared allocation
   run("insert-syncs");         // barriers between conflicting accesses
   run("insert-proxy-fences");  // fence.proxy.async between proxies
   run("dce");

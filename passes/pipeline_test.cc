@@ -46,12 +46,14 @@ TEST(ParsePipelineTest, DefaultExpandsToTheDefaultList) {
   EXPECT_EQ(PipelineToString(*pipeline), PipelineToString(DefaultPipeline()));
   EXPECT_EQ(PipelineToString(DefaultPipeline()),
             "canonicalize,circular-buffer,uniform-predicates,"
-            "insert-async-waits,insert-syncs,insert-proxy-fences,dce");
+            "insert-async-waits,plan-shared-memory,insert-syncs,insert-proxy-"
+            "fences,dce");
   absl::StatusOr<Pipeline> around = ParsePipeline("dce,default,dce");
   ASSERT_TRUE(around.ok()) << around.status();
   EXPECT_EQ(PipelineToString(*around),
             "dce,canonicalize,circular-buffer,uniform-predicates,"
-            "insert-async-waits,insert-syncs,insert-proxy-fences,dce,dce");
+            "insert-async-waits,plan-shared-memory,insert-syncs,insert-proxy-"
+            "fences,dce,dce");
 }
 
 std::string ErrorOf(absl::string_view text) {

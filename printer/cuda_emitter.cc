@@ -260,66 +260,39 @@ struct Linear {
 // ---------------------------------------------------------------------------
 // Shared memory layout.
 
-struct SharedLayout {
-  std::vector<CudaSharedAllocation> allocations;
-  int64_t total = 0;
-};
-
-absl::StatusOr<int64_t> SharedBytes(const Op& alloc) {
-  std::optional<int64_t> bytes = SharedAllocationBytes(alloc);
-  if (!bytes) {
+// The emitter decides no layout: it reads the offsets plan-shared-memory
+// wrote, and for allocations without one uses LayoutWithoutReuse, the
+// layout plan-shared-memory{reuse=never} would write (which needs no
+// synchronization, since nothing aliases).
+absl::StatusOr<SharedLayout> ReadSharedLayout(const Kernel& kernel) {
+  SharedLayout layout = LayoutWithoutReuse(kernel);
+  if (!layout.unsized.empty()) {
+    const Op& alloc = *layout.unsized.front();
     return Error(alloc.loc()) << "shared allocation %" << alloc.result()->name()
                               << " needs a constant positive shape";
   }
-  return *bytes;
-}
-
-int64_t AlignUp(int64_t value, int64_t align) {
-  return (value + align - 1) / align * align;
-}
-
-// Explicit offsets are kept; the others follow, in program order, after
-// the end of every explicitly placed allocation.
-absl::StatusOr<SharedLayout> LayoutShared(const Kernel& kernel) {
-  std::vector<const Op*> allocs;
-  Walk(kernel.body(), [&](const Op& op) {
-    if (op.kind() == OpKind::kAllocShared) allocs.push_back(&op);
-  });
-  SharedLayout layout;
-  int64_t explicit_end = 0;
-  for (const Op* alloc : allocs) {
-    absl::StatusOr<int64_t> bytes = SharedBytes(*alloc);
-    if (!bytes.ok()) return bytes.status();
-    CudaSharedAllocation placed;
-    placed.buffer = alloc->result();
-    placed.bytes = *bytes;
-    placed.align = SharedAllocationAlignment(*alloc);
-    if (const Attribute* offset = alloc->FindAttr("offset")) {
-      if (offset->int_value < 0 || offset->int_value % placed.align != 0) {
-        return Error(alloc->loc())
-               << "shared allocation %" << alloc->result()->name()
-               << " has offset " << offset->int_value
-               << ", not a multiple of its alignment " << placed.align;
-      }
-      placed.offset = offset->int_value;
-      explicit_end = std::max(explicit_end, placed.offset + placed.bytes);
-    } else {
-      placed.offset = -1;
+  for (const SharedPlacement& placed : layout.placements) {
+    if (placed.offset < 0 || placed.offset % placed.align != 0) {
+      return Error(placed.alloc->loc())
+             << "shared allocation %" << placed.alloc->result()->name()
+             << " has offset " << placed.offset
+             << ", not a multiple of its alignment " << placed.align;
     }
-    layout.allocations.push_back(placed);
-  }
-  int64_t next = explicit_end;
-  for (CudaSharedAllocation& placed : layout.allocations) {
-    if (placed.offset < 0) {
-      placed.offset = AlignUp(next, placed.align);
-      next = placed.offset + placed.bytes;
-    }
-    layout.total = std::max(layout.total, placed.offset + placed.bytes);
   }
   if (layout.total > kMaxSharedBytes) {
-    return Error(kernel.loc())
-           << "kernel @" << kernel.name() << " needs " << layout.total
-           << " bytes of shared memory, more than " << kMaxSharedBytes;
+    bool planned = true;
+    for (const SharedPlacement& placed : layout.placements) {
+      planned = planned && placed.explicit_offset;
+    }
+    InFlightDiagnostic error = Error(kernel.loc());
+    error << "kernel @" << kernel.name() << " needs " << layout.total
+          << " bytes of shared memory, more than " << kMaxSharedBytes;
+    if (!planned) {
+      error << " (allocations without an offset laid out in program order, "
+               "without reuse; plan-shared-memory lets allocations whose "
+               "lifetimes are disjoint share bytes)";
+    }
+    return error;
   }
   return layout;
 }
@@ -1960,9 +1933,16 @@ absl::StatusOr<CudaKernelAbi> GetCudaKernelAbi(const Kernel& kernel) {
     arg.workspace_align = op.GetInt("align");
     abi.args.push_back(arg);
   });
-  absl::StatusOr<SharedLayout> shared = LayoutShared(kernel);
+  absl::StatusOr<SharedLayout> shared = ReadSharedLayout(kernel);
   if (!shared.ok()) return shared.status();
-  abi.shared = shared->allocations;
+  for (const SharedPlacement& placed : shared->placements) {
+    CudaSharedAllocation allocation;
+    allocation.buffer = placed.alloc->result();
+    allocation.offset = placed.offset;
+    allocation.bytes = placed.bytes;
+    allocation.align = placed.align;
+    abi.shared.push_back(allocation);
+  }
   abi.dynamic_smem_bytes = shared->total;
   bool setmaxnreg = false;
   Walk(kernel.body(), [&](const Op& op) {

@@ -73,6 +73,9 @@ with the bound sizes and inputs, and compares its outputs with references.
                          launches, against cuBLASLt (matrix products) or a
                          device-to-device copy of as many bytes; registers,
                          spills and shared memory
+  --occupancy            print each kernel's launch shared memory and blocks
+                         per SM, from the CUDA runtime and from the model
+                         plan-shared-memory reports; a difference fails
   --compare-pipelines P1 P2
                          run both pipelines on the same inputs, check both,
                          then time them alternately: time(P2)/time(P1)
@@ -156,6 +159,8 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       flags.only = number;
     } else if (arg == "--bench") {
       flags.run.bench = true;
+    } else if (arg == "--occupancy") {
+      flags.run.occupancy = true;
     } else if (value_of("--warmup", value)) {
       if (!ParseInt(value, flags.run.warmup)) return "--warmup takes N >= 0";
     } else if (value_of("--iterations", value)) {

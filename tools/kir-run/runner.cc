@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
 #include "ir/diagnostics.h"
+#include "ir/shared_memory.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
 #include "passes/pipeline.h"
@@ -776,6 +777,7 @@ class DirectiveRun {
   absl::Status Execute();
   absl::Status PrepareVariants();
   absl::Status RunAndCheck(Variant& variant, bool report = true);
+  absl::Status ReportOccupancy(Variant& variant);
   absl::StatusOr<uint64_t> OutputHash();
   absl::Status Repeat(Variant& variant);
   absl::Status Bench();
@@ -1076,6 +1078,39 @@ absl::Status DirectiveRun::Bench() {
   return absl::OkStatus();
 }
 
+absl::Status DirectiveRun::ReportOccupancy(Variant& variant) {
+  const cudaLaunchConfig_t& config = variant.launchable->config;
+  const int64_t threads = static_cast<int64_t>(config.blockDim.x) *
+                          config.blockDim.y * config.blockDim.z;
+  int runtime_blocks = 0;
+  KIR_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &runtime_blocks,
+      reinterpret_cast<const void*>(variant.launchable->kernel),
+      static_cast<int>(threads), config.dynamicSmemBytes));
+  BlockResources resources;
+  resources.threads = threads;
+  resources.registers = variant.resources.registers;
+  resources.shared_bytes = variant.prepared.abi.dynamic_smem_bytes +
+                           variant.resources.static_shared_bytes;
+  resources.barriers = BarriersUsed(*variant.prepared.kernel);
+  const Occupancy model = BlocksPerSm(resources);
+  out_ << absl::StrFormat(
+      "  occupancy: %d B dynamic shared memory (%d B static), %d registers, "
+      "%d threads, %d barriers: %d blocks per SM "
+      "(cudaOccupancyMaxActiveBlocksPerMultiprocessor), %d by the model "
+      "(limited by %s)\n",
+      variant.prepared.abi.dynamic_smem_bytes,
+      variant.resources.static_shared_bytes, variant.resources.registers,
+      threads, resources.barriers, runtime_blocks, model.blocks_per_sm,
+      model.limited_by);
+  if (runtime_blocks != model.blocks_per_sm) {
+    out_ << "  FAIL occupancy: the model disagrees with the runtime\n";
+    variant.passed = false;
+    mismatch_ = true;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DirectiveRun::Execute() {
   absl::StatusOr<DeviceInfo> device = ProbeDevice();
   if (!device.ok()) return device.status();
@@ -1108,6 +1143,9 @@ absl::Status DirectiveRun::Execute() {
         GetKernelResources(variant.launchable->kernel);
     if (!resources.ok()) return resources.status();
     variant.resources = *resources;
+    if (options_.occupancy) {
+      if (absl::Status s = ReportOccupancy(variant); !s.ok()) return s;
+    }
     if (absl::Status s = RunAndCheck(variant); !s.ok()) return s;
     if (options_.repetitions > 1) {
       if (absl::Status s = Repeat(variant); !s.ok()) return s;

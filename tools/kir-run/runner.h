@@ -65,6 +65,11 @@ struct RunOptions {
   // must pass and leave bit-identical outputs.
   int repetitions = 1;
   std::string dump_dir;
+  // --occupancy: print each variant's launch shared memory and blocks per
+  // SM, from cudaOccupancyMaxActiveBlocksPerMultiprocessor and from the
+  // model plan-shared-memory reports (ir/shared_memory.h); a difference
+  // fails the directive.
+  bool occupancy = false;
   // false (--no-verify): run kernels the verifier rejects, such as a
   // single-issue op left under a whole-warp guard, to show what happens on
   // the GPU without the pass that would fix it.
