@@ -179,6 +179,86 @@ absl::StatusOr<std::vector<int64_t>> ShapeOf(const Value* value,
   return shape;
 }
 
+namespace {
+
+// Index tuple `linear` (row-major over `shape`) as text, e.g. "[1, 0]".
+std::string TupleText(int64_t linear, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> tuple(shape.size());
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    tuple[d] = linear % shape[d];
+    linear /= shape[d];
+  }
+  return ShapeText(tuple);
+}
+
+// The language's layout rule: distinct in-bounds index tuples of a tensor
+// have distinct addresses (the passes and checkers compare indices, not
+// addresses). `extent` has elements and a byte span that fits 64 bits.
+// Strides nested like a row- or column-major layout in some order (each at
+// least the span of the smaller ones) are distinct by construction; others
+// are checked by listing the offsets of up to kMaxListed elements, which
+// names two elements that share one. Past that, the layout is refused as
+// unproven.
+absl::Status CheckDistinctAddresses(const TensorExtent& extent,
+                                    const Value* value, const Location& loc) {
+  const int rank = static_cast<int>(extent.shape.size());
+  std::vector<int> dims;  // those with more than one index
+  for (int d = 0; d < rank; ++d) {
+    if (extent.shape[d] > 1) dims.push_back(d);
+  }
+  std::sort(dims.begin(), dims.end(), [&](int a, int b) {
+    return extent.strides[a] < extent.strides[b];
+  });
+  // No overflow: every offset is within the byte span, which fits.
+  int64_t span = 0;  // the largest offset of the dims seen so far
+  bool nested = true;
+  for (int d : dims) {
+    if (extent.strides[d] <= span) nested = false;
+    span += (extent.shape[d] - 1) * extent.strides[d];
+  }
+  if (nested) return absl::OkStatus();
+
+  constexpr int64_t kMaxListed = int64_t{1} << 22;
+  int64_t count = 1;
+  for (int64_t n : extent.shape) {
+    if (n > kMaxListed / count) {
+      return Error(loc) << "the strides " << ShapeText(extent.strides)
+                        << " of %" << value->name() << " of shape "
+                        << ShapeText(extent.shape)
+                        << " do not nest, and kir-run lists the addresses of "
+                           "at most "
+                        << kMaxListed
+                        << " elements to show that distinct elements have "
+                           "distinct addresses";
+    }
+    count *= n;
+  }
+  std::vector<std::pair<int64_t, int64_t>> offsets;  // (offset, linear)
+  offsets.reserve(count);
+  for (int64_t linear = 0; linear < count; ++linear) {
+    int64_t offset = 0, rest = linear;
+    for (int d = rank - 1; d >= 0; --d) {
+      offset += rest % extent.shape[d] * extent.strides[d];
+      rest /= extent.shape[d];
+    }
+    offsets.emplace_back(offset, linear);
+  }
+  std::sort(offsets.begin(), offsets.end());
+  for (size_t i = 1; i < offsets.size(); ++i) {
+    if (offsets[i].first != offsets[i - 1].first) continue;
+    return Error(loc) << "the strides " << ShapeText(extent.strides)
+                      << " of %" << value->name() << " give elements "
+                      << TupleText(offsets[i - 1].second, extent.shape)
+                      << " and " << TupleText(offsets[i].second, extent.shape)
+                      << " the same address (element offset "
+                      << offsets[i].first
+                      << "); distinct elements of a tensor may not alias";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<TensorExtent> ExtentOf(const Param& param,
                                       const SizeBindings& sizes,
                                       const Location& loc) {
@@ -232,6 +312,10 @@ absl::StatusOr<TensorExtent> ExtentOf(const Param& param,
                : std::nullopt;
   if (!bytes) return overflow();
   extent.bytes = *bytes;
+  if (param.layout == TensorLayout::kStrided) {
+    absl::Status distinct = CheckDistinctAddresses(extent, value, loc);
+    if (!distinct.ok()) return distinct;
+  }
   return extent;
 }
 
