@@ -1223,11 +1223,15 @@ struct EntryState {
   ThreadBits fenced;  // threads of the access that fenced after it
   // Threads whose later async accesses are fenced after it in the model.
   ThreadBits proxy_ordered;
+  // Warps whose elected lane fenced after being ordered after it (issuer
+  // model): counts for that lane's later elected accesses only.
+  ThreadBits elected_proxy_ordered;
   std::set<SyncKey> proxy_released;  // released with every thread fenced
   bool operator==(const EntryState& o) const {
     return threads == o.threads && observed == o.observed &&
            ordered == o.ordered && released == o.released &&
            fenced == o.fenced && proxy_ordered == o.proxy_ordered &&
+           elected_proxy_ordered == o.elected_proxy_ordered &&
            proxy_released == o.proxy_released;
   }
 };
@@ -1290,6 +1294,7 @@ void JoinInto(State& into, const EntryKey& key, const EntryState& entry) {
   existing.released = Intersect(existing.released, entry.released);
   existing.fenced &= entry.fenced;
   existing.proxy_ordered &= entry.proxy_ordered;
+  existing.elected_proxy_ordered &= entry.elected_proxy_ordered;
   existing.proxy_released =
       Intersect(existing.proxy_released, entry.proxy_released);
 }
@@ -1342,6 +1347,11 @@ class OrderingAnalysis {
   }
 
  private:
+  // Whether `op`, which `executing` may run, runs in only one of them.
+  bool OneLaneOf(const Op& op, const ThreadBits& executing) const {
+    return threads_.IsSingleThread(op) && executing.count() > 1;
+  }
+
   int ElectedWarp(const Op& op) const {
     if (!threads_.IsSingleThread(op)) return -1;
     const ThreadSet& set = threads_.ExecutingThreads(op);
@@ -1467,6 +1477,7 @@ class OrderingAnalysis {
           entry.ordered &= it->second.ordered;
           entry.released = Intersect(entry.released, it->second.released);
           entry.proxy_ordered &= it->second.proxy_ordered;
+          entry.elected_proxy_ordered &= it->second.elected_proxy_ordered;
           entry.proxy_released =
               Intersect(entry.proxy_released, it->second.proxy_released);
           merged = true;
@@ -1634,6 +1645,11 @@ class OrderingAnalysis {
   void Fence(const Op& fence, State& state, const ThreadBits& executing) {
     const bool init_fence =
         FactsOf(fence.kind()).sync == SyncKind::kMbarrierInitFence;
+    // An elected fence runs in one lane of `executing`, which one being
+    // unknown (every election in a warp picks the same lane): it fences an
+    // access only if that lane alone made it, and orders only that lane's
+    // later elected accesses.
+    const bool one_lane = OneLaneOf(fence, executing);
     for (auto& [key, entry] : state) {
       const MemoryEffect& effect = EffectsOf(*key.op)[key.effect];
       const bool covered =
@@ -1646,9 +1662,17 @@ class OrderingAnalysis {
       // A writer's own later async accesses are fenced from here on; other
       // threads' only through a barrier or release after every writer's
       // fence (Barrier(), Release()).
-      entry.fenced |= executing & entry.threads & entry.observed;
-      if (!init_fence && *proxy_ == FencePlacement::kIssuer) {
-        entry.proxy_ordered |= executing & entry.ordered;
+      const bool issuer = !init_fence && *proxy_ == FencePlacement::kIssuer;
+      if (!one_lane) {
+        entry.fenced |= executing & entry.threads & entry.observed;
+        if (issuer) entry.proxy_ordered |= executing & entry.ordered;
+        continue;
+      }
+      if (OneLaneOf(*key.op, entry.threads) && entry.threads == executing) {
+        entry.fenced |= executing & entry.observed;
+      }
+      if (issuer && Subset(executing, entry.ordered)) {
+        entry.elected_proxy_ordered |= executing;
       }
     }
   }
@@ -1847,9 +1871,13 @@ class OrderingAnalysis {
         // other threads' accesses reach through a barrier or release (every
         // thread of the access must have fenced before it), and those that
         // ran the access themselves (their own fence after it suffices).
-        ThreadBits others = executing & entry.ordered & ~entry.proxy_ordered;
+        ThreadBits proxy_ordered = entry.proxy_ordered;
+        if (OneLaneOf(op, executing)) {
+          proxy_ordered |= entry.elected_proxy_ordered;
+        }
+        ThreadBits others = executing & entry.ordered & ~proxy_ordered;
         ThreadBits own =
-            executing & entry.threads & ~entry.fenced & ~entry.proxy_ordered;
+            executing & entry.threads & ~entry.fenced & ~proxy_ordered;
         bool by_box = true;
         if (mbarrier_use) {
           if (FactsOf(key.op->kind()).sync != SyncKind::kMbarrierInit ||
