@@ -21,7 +21,7 @@ export KIR_CACHE_DIR=$device/cache
 kir_run=$device/tools/kir-run/kir-run
 
 shapes=${KIR_GEMM_SHAPES:-"4096x4096x4096 2048x8192x8192 4096x11008x4096 8192x8192x8192"}
-rest=uniform-predicates,insert-async-waits,insert-syncs,insert-proxy-fences,dce
+rest=uniform-predicates,insert-async-waits,plan-shared-memory,insert-syncs,insert-proxy-fences,dce
 status=0
 for round in $(seq 1 "${KIR_GEMM_ROUNDS:-2}"); do
   for shape in $shapes; do

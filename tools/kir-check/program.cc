@@ -113,6 +113,8 @@ std::optional<Exec> ExecOf(OpKind kind) {
     case OpKind::kPtx:
       // Raw PTX text has no meaning the interpreter could execute.
       return std::nullopt;
+    default:  // the arithmetic kinds, returned above
+      break;
   }
   return std::nullopt;
 }
