@@ -38,25 +38,10 @@ std::optional<OpKind> CommitKindOf(OpKind wait) {
   }
 }
 
-bool IsInside(const Op& op, const Op& ancestor) {
-  for (const Op* parent = op.parent_op(); parent;
-       parent = parent->parent_op()) {
-    if (parent == &ancestor) return true;
-  }
-  return false;
-}
-
-// Whether `value` is computed inside `loop` (so may differ per iteration).
-bool DefinedInside(const Value* value, const Op& loop) {
-  if (value == nullptr) return true;
-  const Op* owner = value->defining_op();  // the op of a result or argument
-  if (owner == nullptr) return false;      // a size or param
-  return owner == &loop || IsInside(*owner, loop);
-}
-
 // The sum of `counts`; nullopt when one is unknown or the sum overflows
 // (group counts multiply with trip counts, which may be huge).
-std::optional<int64_t> Sum(std::initializer_list<std::optional<int64_t>> counts) {
+std::optional<int64_t> Sum(
+    std::initializer_list<std::optional<int64_t>> counts) {
   int64_t total = 0;
   for (const std::optional<int64_t>& count : counts) {
     if (!count) return std::nullopt;
@@ -84,8 +69,8 @@ class CommitCounter {
         continue;
       }
       if (loop != nullptr && parent->kind() == OpKind::kIf &&
-          IsInside(*parent, *loop) && parent->num_operands() > 0 &&
-          DefinedInside(parent->operand_value(0), *loop)) {
+          parent->IsInside(*loop) && parent->num_operands() > 0 &&
+          loop->DefinesInside(*parent->operand_value(0))) {
         continue;
       }
       int region = 0;
@@ -153,8 +138,8 @@ class CommitCounter {
     const Op* child = &op;
     for (;;) {
       const Region& region = *child->parent_region();
-      total = Sum(
-          {total, Range(region, region.IndexOf(child) + 1, region.size())});
+      total =
+          Sum({total, Range(region, region.IndexOf(child) + 1, region.size())});
       if (!total) return std::nullopt;
       const Op* parent = child->parent_op();
       if (parent == stop || parent == nullptr) return total;
@@ -192,14 +177,6 @@ class CommitCounter {
   absl::flat_hash_map<const Op*, int> taken_;  // looked up, never iterated
 };
 
-// The ancestor-or-self of `op` whose region is `region`, or null.
-const Op* AncestorIn(const Op& op, const Region* region) {
-  for (const Op* current = &op; current; current = current->parent_op()) {
-    if (current->parent_region() == region) return current;
-  }
-  return nullptr;
-}
-
 // Pending groups for one retired token.
 std::optional<int64_t> PendingFor(const Op& wait, const Operand& token,
                                   OpKind commit_kind) {
@@ -226,7 +203,7 @@ std::optional<int64_t> PendingFor(const Op& wait, const Operand& token,
   if (token.distance > 0) {
     // The instance from `distance` iterations of `loop` ago: the rest of
     // its iteration, the iterations in between, this one up to the wait.
-    if (loop == nullptr || !IsInside(wait, *loop)) return std::nullopt;
+    if (loop == nullptr || !wait.IsInside(*loop)) return std::nullopt;
     std::optional<int64_t> tail = counter.After(commit, loop);
     std::optional<int64_t> head = counter.Before(wait, loop);
     if (!tail || !head) return std::nullopt;
@@ -244,13 +221,13 @@ std::optional<int64_t> PendingFor(const Op& wait, const Operand& token,
   const Region* common = nullptr;
   for (const Op* current = &commit; current && !common;
        current = current->parent_op()) {
-    if (AncestorIn(wait, current->parent_region()) != nullptr) {
+    if (wait.AncestorIn(*current->parent_region()) != nullptr) {
       common = current->parent_region();
     }
   }
   if (common == nullptr) return std::nullopt;
-  const Op* commit_top = AncestorIn(commit, common);
-  const Op* wait_top = AncestorIn(wait, common);
+  const Op* commit_top = commit.AncestorIn(*common);
+  const Op* wait_top = wait.AncestorIn(*common);
   if (commit_top == wait_top) {
     // Both inside one op, in different regions: only a splitk body runs
     // before its epilogue.
@@ -258,9 +235,9 @@ std::optional<int64_t> PendingFor(const Op& wait, const Operand& token,
       return std::nullopt;
     }
     const Op* split = commit_top;
-    if (!IsInside(commit, *split) || !IsInside(wait, *split) ||
-        AncestorIn(commit, &split->region(0)) == nullptr ||
-        AncestorIn(wait, &split->region(1)) == nullptr) {
+    if (!commit.IsInside(*split) || !wait.IsInside(*split) ||
+        commit.AncestorIn(split->region(0)) == nullptr ||
+        wait.AncestorIn(split->region(1)) == nullptr) {
       return std::nullopt;
     }
     std::optional<int64_t> tail = counter.After(commit, split);

@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "ir/check.h"
 #include "ir/checked_math.h"
@@ -43,9 +43,12 @@ Attribute ParseDefault(const AttrSpec& spec, absl::string_view text) {
       KIR_CHECK(absl::SimpleAtoi(text, &value)) << text;
       return Attribute::Int(value);
     }
-    case AttrKind::kEnum: return Attribute::Enum(std::string(text));
-    case AttrKind::kString: return Attribute::String(std::string(text));
-    default: KIR_CHECK(false) << "no default for attribute " << spec.name;
+    case AttrKind::kEnum:
+      return Attribute::Enum(std::string(text));
+    case AttrKind::kString:
+      return Attribute::String(std::string(text));
+    default:
+      KIR_CHECK(false) << "no default for attribute " << spec.name;
   }
   return {};
 }
@@ -118,7 +121,7 @@ std::vector<AttrSpec> ParseAttrSpec(absl::string_view spec) {
 
 std::vector<OpInfo> BuildOpTable() {
   std::vector<OpInfo> table;
-#define KIR_OP(name, mnemonic, operands, attrs, results, regions)          \
+#define KIR_OP(name, mnemonic, operands, attrs, results, regions)            \
   table.push_back(OpInfo{OpKind::name, mnemonic, ParseOperandSpec(operands), \
                          ParseAttrSpec(attrs), results, regions});
 #include "ir/ops.def"
@@ -212,16 +215,18 @@ bool Attribute::operator==(const Attribute& other) const {
   if (kind != other.kind) return false;
   switch (kind) {
     case AttrKind::kInt:
-    case AttrKind::kFlag: return int_value == other.int_value;
+    case AttrKind::kFlag:
+      return int_value == other.int_value;
     case AttrKind::kNumber:
       if (is_integral != other.is_integral) return false;
       if (is_integral) return int_value == other.int_value;
       // Bitwise, so that NaN equals itself and -0 differs from 0.
-      return std::memcmp(&float_value, &other.float_value, sizeof(double)) ==
-             0;
+      return std::memcmp(&float_value, &other.float_value, sizeof(double)) == 0;
     case AttrKind::kString:
-    case AttrKind::kEnum: return string_value == other.string_value;
-    case AttrKind::kInts: return ints == other.ints;
+    case AttrKind::kEnum:
+      return string_value == other.string_value;
+    case AttrKind::kInts:
+      return ints == other.ints;
   }
   return false;
 }
@@ -230,6 +235,40 @@ bool Attribute::operator==(const Attribute& other) const {
 // Op.
 
 Op* Op::parent_op() const { return parent_ ? parent_->parent_op() : nullptr; }
+
+bool Op::IsInside(const Op& ancestor) const {
+  for (const Op* parent = parent_op(); parent != nullptr;
+       parent = parent->parent_op()) {
+    if (parent == &ancestor) return true;
+  }
+  return false;
+}
+
+Op* Op::AncestorIn(const Region& region) {
+  for (Op* current = this; current != nullptr; current = current->parent_op()) {
+    if (current->parent_region() == &region) return current;
+  }
+  return nullptr;
+}
+
+const Op* Op::AncestorIn(const Region& region) const {
+  return const_cast<Op*>(this)->AncestorIn(region);
+}
+
+bool Op::DefinesInside(const Value& value) const {
+  switch (value.kind()) {
+    case Value::Kind::kResult:
+      return value.defining_op()->IsInside(*this);
+    case Value::Kind::kRegionArgument: {
+      const Op* owner = value.owning_region()->parent_op();
+      return owner != nullptr && (owner == this || owner->IsInside(*this));
+    }
+    case Value::Kind::kSize:
+    case Value::Kind::kParam:
+      return false;
+  }
+  return false;
+}
 
 const Attribute* Op::FindAttr(absl::string_view name) const {
   for (const auto& [attr_name, value] : attrs_) {
@@ -331,14 +370,15 @@ std::optional<int64_t> Dim3::StaticVolume() const {
 }
 
 Kernel::Kernel(std::string name, Location loc)
-    : name_(std::move(name)), loc_(std::move(loc)),
+    : name_(std::move(name)),
+      loc_(std::move(loc)),
       body_(new Region(this, nullptr)) {}
 
 Value* Kernel::AddSize(std::string name, Location loc) {
   KIR_CHECK(ClaimName(name)) << "name %" << name << " is taken";
-  sizes_.push_back(std::unique_ptr<Value>(new Value(
-      Value::Kind::kSize, Type::Scalar(DType::kIndex), std::move(name),
-      std::move(loc))));
+  sizes_.push_back(std::unique_ptr<Value>(
+      new Value(Value::Kind::kSize, Type::Scalar(DType::kIndex),
+                std::move(name), std::move(loc))));
   sizes_.back()->index_ = static_cast<int>(sizes_.size()) - 1;
   return sizes_.back().get();
 }
@@ -391,9 +431,8 @@ std::unique_ptr<Op> Kernel::CreateOp(
       name = FreshName(name);
       ClaimName(name);
     }
-    op->results_.push_back(std::unique_ptr<Value>(
-        new Value(Value::Kind::kResult, result_types[i], std::move(name),
-                  op->loc_)));
+    op->results_.push_back(std::unique_ptr<Value>(new Value(
+        Value::Kind::kResult, result_types[i], std::move(name), op->loc_)));
     op->results_.back()->op_ = op.get();
     op->results_.back()->index_ = static_cast<int>(i);
   }

@@ -16,10 +16,10 @@
 #include <optional>
 #include <set>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "ir/location.h"
 #include "ir/types.h"
@@ -64,7 +64,9 @@ class Value {
   friend class Region;
   friend class Kernel;
   Value(Kind kind, Type type, std::string name, Location loc)
-      : kind_(kind), type_(std::move(type)), name_(std::move(name)),
+      : kind_(kind),
+        type_(std::move(type)),
+        name_(std::move(name)),
         loc_(std::move(loc)) {}
 
   Kind kind_;
@@ -212,6 +214,18 @@ class Op {
   // kernel's top level).
   Region* parent_region() const { return parent_; }
   Op* parent_op() const;
+  // Whether this op lies in a region of `ancestor`, at any depth (an op is
+  // not inside itself).
+  bool IsInside(const Op& ancestor) const;
+  // This op or the ancestor of it that lies directly in `region`; null when
+  // `region` does not hold it.
+  Op* AncestorIn(const Region& region);
+  const Op* AncestorIn(const Region& region) const;
+  // Whether `value` is defined inside this op, and so may change from one
+  // run of the op's regions to the next: a result of an op inside it, or
+  // an argument of one of its regions (a for's induction variable) or of a
+  // region inside it.
+  bool DefinesInside(const Value& value) const;
 
  private:
   friend class Region;
@@ -334,7 +348,9 @@ struct Dim3 {
   Location dim_loc[3];
   // Product when all are constant.
   std::optional<int64_t> StaticVolume() const;
-  const IndexExpr& operator[](int i) const { return i == 0 ? x : i == 1 ? y : z; }
+  const IndexExpr& operator[](int i) const {
+    return i == 0 ? x : i == 1 ? y : z;
+  }
   IndexExpr& operator[](int i) { return i == 0 ? x : i == 1 ? y : z; }
 };
 

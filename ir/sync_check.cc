@@ -13,7 +13,6 @@
 #include "ir/check.h"
 #include "ir/diagnostics.h"
 #include "ir/static_values.h"
-#include "ir/static_values.h"
 
 namespace kir {
 
@@ -108,28 +107,6 @@ std::vector<const Op*> EnclosingLoops(const Op* op) {
     if (parent->kind() == OpKind::kFor) loops.push_back(parent);
   }
   return loops;
-}
-
-bool IsInside(const Op* op, const Op* ancestor) {
-  for (const Op* parent = op ? op->parent_op() : nullptr; parent != nullptr;
-       parent = parent->parent_op()) {
-    if (parent == ancestor) return true;
-  }
-  return false;
-}
-
-// Whether `value` is (re)defined in every iteration of `loop`: its
-// induction variable, or defined by an op inside it.
-bool DefinedInside(const Value* value, const Op* loop) {
-  if (value->kind() == Value::Kind::kRegionArgument) {
-    const Region* region = value->owning_region();
-    const Op* owner = region ? region->parent_op() : nullptr;
-    return owner == loop || IsInside(owner, loop);
-  }
-  if (value->kind() == Value::Kind::kResult) {
-    return IsInside(value->defining_op(), loop);
-  }
-  return false;
 }
 
 // The for op whose induction variable `value` is, or null.
@@ -577,7 +554,7 @@ std::optional<RemainderForm> ConflictAnalysis::Impl::FormOf(
   for (const auto& [value, coefficient] : dividend.atoms) {
     if (value == iv) {
       form.iv_coefficient = coefficient;
-    } else if (stepping != nullptr && DefinedInside(value, stepping)) {
+    } else if (stepping != nullptr && stepping->DefinesInside(*value)) {
       return std::nullopt;  // differs between the runs in an unknown way
     } else {
       form.invariant[value] = coefficient;
@@ -624,7 +601,7 @@ bool ConflictAnalysis::Impl::ForcesSameIteration(std::set<const Value*> equal,
                                                  const Op& stepping) const {
   const Value* iv = InductionVariable(stepping);
   auto invariant = [&](const Value* v) {
-    return v != nullptr && !DefinedInside(v, &stepping);
+    return v != nullptr && !stepping.DefinesInside(*v);
   };
   for (bool grew = true; grew;) {
     grew = false;
@@ -665,7 +642,7 @@ bool ConflictAnalysis::Impl::ForcesSameIteration(std::set<const Value*> equal,
       }
     }
     for (const Value* value : found) {
-      if (value != nullptr && DefinedInside(value, &stepping) &&
+      if (value != nullptr && stepping.DefinesInside(*value) &&
           equal.insert(value).second) {
         grew = true;
       }
@@ -811,7 +788,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
   for (const CarriedLoop& loop : carried) {
     bool outermost = true;
     for (const CarriedLoop& other : carried) {
-      if (other.loop != loop.loop && IsInside(loop.loop, other.loop)) {
+      if (other.loop != loop.loop && loop.loop->IsInside(*other.loop)) {
         outermost = false;
       }
     }
@@ -829,7 +806,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
   // equal in both runs.
   auto describe = [&](const std::set<const Value*>& same) {
     auto renamed = [&](const Value* atom) {
-      return stepping != nullptr && DefinedInside(atom, stepping) &&
+      return stepping != nullptr && stepping->DefinesInside(*atom) &&
              !same.count(atom);
     };
     std::vector<DimensionDifference> dims(rank);
@@ -1527,8 +1504,8 @@ class OrderingAnalysis {
       // a later access (the iterations of loops inside it ran in another
       // execution, so their distances say nothing); keeping just that one
       // keeps the state linear in the nesting depth.
-      if (IsInside(key.op, &loop)) {
-        if (next.carried.empty() || IsInside(next.carried[0].loop, &loop)) {
+      if (key.op->IsInside(loop)) {
+        if (next.carried.empty() || next.carried[0].loop->IsInside(loop)) {
           next.carried = {CarriedLoop{&loop, 1}};
         } else if (next.carried[0].loop == &loop) {
           next.carried[0].distance =
@@ -1547,7 +1524,7 @@ class OrderingAnalysis {
         for (auto it = released->begin(); it != released->end();) {
           bool stale = false;
           for (const Value* index : it->indices) {
-            stale = stale || DefinedInside(index, &loop);
+            stale = stale || loop.DefinesInside(*index);
           }
           it = stale ? released->erase(it) : std::next(it);
         }
@@ -1795,7 +1772,7 @@ class OrderingAnalysis {
                      key.carried)) {
           const Op* outermost = nullptr;
           for (const CarriedLoop& loop : key.carried) {
-            if (outermost == nullptr || IsInside(outermost, loop.loop)) {
+            if (outermost == nullptr || outermost->IsInside(*loop.loop)) {
               outermost = loop.loop;
             }
           }
@@ -1913,7 +1890,7 @@ class OrderingAnalysis {
         }
         const Op* outermost = nullptr;
         for (const CarriedLoop& loop : key.carried) {
-          if (outermost == nullptr || IsInside(outermost, loop.loop)) {
+          if (outermost == nullptr || outermost->IsInside(*loop.loop)) {
             outermost = loop.loop;
           }
         }

@@ -107,14 +107,6 @@ bool Contains(const Op& outer, const Op& inner) {
   return false;
 }
 
-// The ancestor-or-self of `op` directly in `region`, or null.
-Op* AncestorIn(Op* op, const Region* region) {
-  for (Op* current = op; current != nullptr; current = current->parent_op()) {
-    if (current->parent_region() == region) return current;
-  }
-  return nullptr;
-}
-
 std::string Name(const Value* value) {
   return absl::StrCat("%", value->name());
 }
@@ -476,7 +468,7 @@ class Analyzer {
                   << "a load to pipeline may only be guarded by `if`s")
               .Note(parent->loc(), "the enclosing op");
         }
-        const bool in_else = AncestorIn(&op, &parent->region(0)) == nullptr;
+        const bool in_else = op.AncestorIn(parent->region(0)) == nullptr;
         const Value* condition = parent->operand_value(0);
         if (in_else || threads_.PerThreadValues(condition) == nullptr) {
           return (Error(op.loc())
@@ -1500,7 +1492,7 @@ class Rewriter {
 
     // The release: after the last staged access (and the wait), with the
     // wgmmas that read the stage retired first.
-    int last_access = body.IndexOf(AncestorIn(first_wait, &body));
+    int last_access = body.IndexOf(first_wait->AncestorIn(body));
     int last_wgmma = -1;
     for (int i = 0; i < body.size(); ++i) {
       const Op& op = body.op(i);

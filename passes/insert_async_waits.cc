@@ -142,17 +142,8 @@ bool IsRelease(const Op& op) {
   return false;
 }
 
-// Whether `inner` is nested (strictly) inside `op`.
-bool Contains(const Op& op, const Op& inner) {
-  for (const Op* parent = inner.parent_op(); parent != nullptr;
-       parent = parent->parent_op()) {
-    if (parent == &op) return true;
-  }
-  return false;
-}
-
 bool ContainsOrIs(const Op& op, const Op& inner) {
-  return &op == &inner || Contains(op, inner);
+  return &op == &inner || inner.IsInside(op);
 }
 
 // Whether `region` is one of `op`'s regions or nested in one.
@@ -162,15 +153,6 @@ bool RegionInside(const Region* region, const Op& op) {
     if (parent == &op) return true;
   }
   return false;
-}
-
-// The ancestor-or-self of `op` directly in `region`, or null.
-const Op* AncestorIn(const Op& op, const Region* region) {
-  for (const Op* current = &op; current != nullptr;
-       current = current->parent_op()) {
-    if (current->parent_region() == region) return current;
-  }
-  return nullptr;
 }
 
 int RegionIndexIn(const Op& parent, const Region* region) {
@@ -188,23 +170,17 @@ bool ReachableAfter(const Op& from, const Op& to) {
   const Op* child = nullptr;  // from's ancestor inside `a`
   for (const Op* a = &from; a != nullptr; child = a, a = a->parent_op()) {
     const Region* region = a->parent_region();
-    const Op* b = AncestorIn(to, region);
+    const Op* b = to.AncestorIn(*region);
     if (b == nullptr) continue;
     if (b != a) return region->IndexOf(b) > region->IndexOf(a);
     if (child == nullptr || a->kind() != OpKind::kSplitK) return false;
     int to_region = -1;
     for (int r = 0; r < a->num_regions(); ++r) {
-      if (AncestorIn(to, &a->region(r)) != nullptr) to_region = r;
+      if (to.AncestorIn(a->region(r)) != nullptr) to_region = r;
     }
     return to_region > RegionIndexIn(*a, child->parent_region());
   }
   return false;
-}
-
-bool DefinedInside(const Value* value, const Op& loop) {
-  const Op* owner = value->defining_op();
-  if (owner == nullptr) return false;  // sizes and parameters
-  return owner == &loop || Contains(loop, *owner);
 }
 
 // Ops that can be recomputed elsewhere with the same result: no memory,
@@ -223,7 +199,7 @@ bool IsCloneable(const Op& op) {
 // Whether `value` is the same in every iteration of `loop`: defined outside
 // it, or recomputed in it by cloneable ops from such values.
 bool IsLoopInvariant(const Value* value, const Op& loop, int depth) {
-  if (!DefinedInside(value, loop)) return true;
+  if (!loop.DefinesInside(*value)) return true;
   if (depth > kMaxCloneDepth || value->kind() != Value::Kind::kResult ||
       !IsCloneable(*value->defining_op())) {
     return false;
@@ -428,7 +404,7 @@ class IndexDecomposer {
   IndexForm Of(const Value* value, int depth = 0) const {
     if (value == nullptr || depth > 16) return IndexForm();
     for (const Op* loop : instance_.varying) {
-      if (DefinedInside(value, *loop) || IsInductionOf(value, *loop)) {
+      if (loop->DefinesInside(*value) || IsInductionOf(value, *loop)) {
         return IndexForm();
       }
     }
@@ -481,7 +457,7 @@ class IndexDecomposer {
     }
     // A leaf: the same symbol on both sides only when both see one value.
     if (shifted != nullptr && instance_.shift != 0 &&
-        DefinedInside(value, *shifted)) {
+        shifted->DefinesInside(*value)) {
       return IndexForm();
     }
     return Shareable(value) ? IndexForm::Symbol(value) : IndexForm();
@@ -858,7 +834,7 @@ class AsyncWaitInserter {
     info.role = EnclosingRole(commit);
     if (const Op* loop = info.inner_loop()) {
       for (const Guard& guard : info.guards) {
-        if (guard.op->kind() == OpKind::kIf && Contains(*loop, *guard.op) &&
+        if (guard.op->kind() == OpKind::kIf && guard.op->IsInside(*loop) &&
             !IsLoopInvariant(guard.op->operand_value(0), *loop, 0)) {
           info.guards_invariant = false;
         }
@@ -976,7 +952,7 @@ class AsyncWaitInserter {
     }
     for (int r = 0; r < container.num_regions(); ++r) {
       const Region& region = container.region(r);
-      const Op* ancestor = AncestorIn(*info.commit, &region);
+      const Op* ancestor = info.commit->AncestorIn(region);
       if (ancestor == nullptr) continue;
       for (int i = region.IndexOf(ancestor) + 1; i < region.size(); ++i) {
         if (Retires(info, region.op(i), limit, need_full)) return true;
@@ -1028,7 +1004,7 @@ class AsyncWaitInserter {
     for (;;) {
       Op* parent = pos.region->parent_op();
       if (parent == nullptr ||
-          AncestorIn(*info.commit, pos.region) != nullptr) {
+          info.commit->AncestorIn(*pos.region) != nullptr) {
         return pos;
       }
       if (parent->kind() != OpKind::kFor &&

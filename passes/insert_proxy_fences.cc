@@ -79,22 +79,6 @@ Position After(Op* op) {
   return Position{region, region->IndexOf(op) + 1};
 }
 
-bool IsInside(const Op* op, const Op* ancestor) {
-  for (const Op* parent = op->parent_op(); parent != nullptr;
-       parent = parent->parent_op()) {
-    if (parent == ancestor) return true;
-  }
-  return false;
-}
-
-// The op in `region` that holds `op` (itself or an ancestor), or null.
-Op* AncestorIn(Op* op, const Region* region) {
-  for (Op* current = op; current != nullptr; current = current->parent_op()) {
-    if (current->parent_region() == region) return current;
-  }
-  return nullptr;
-}
-
 // Computation only: no memory, no synchronization, no regions.
 bool IsPlainComputation(const Op& op) {
   return !FactsOf(op.kind()).has_side_effects && op.num_regions() == 0 &&
@@ -142,10 +126,10 @@ std::vector<Position> PositionsAfter(Op* anchor, Op* second, bool hoist) {
   // The innermost region holding both bounds the hoisting.
   const Op* top = nullptr;
   for (Op* op = second; op != nullptr && top == nullptr; op = op->parent_op()) {
-    top = AncestorIn(anchor, op->parent_region());
+    top = anchor->AncestorIn(*op->parent_region());
   }
   for (Op* op = anchor->parent_op(); op != nullptr; op = op->parent_op()) {
-    if (top != nullptr && op != top && IsInside(top, op)) break;
+    if (top != nullptr && op != top && top->IsInside(*op)) break;
     if (op->kind() == OpKind::kFor) positions.push_back(After(op));
     if (op == top) break;
   }
@@ -201,7 +185,7 @@ std::vector<Position> IssuerPositions(const UnfencedPair& unfenced, bool hoist,
     // the issuing thread): a fence there would precede the access.
     while (anchor->parent_op() != nullptr &&
            anchor->parent_op()->kind() == OpKind::kIf &&
-           !IsInside(first, anchor->parent_op())) {
+           !first->IsInside(*anchor->parent_op())) {
       anchor = anchor->parent_op();
     }
   }
@@ -220,7 +204,7 @@ std::vector<Position> IssuerPositions(const UnfencedPair& unfenced, bool hoist,
         continue;
       }
     }
-    if (parent->kind() == OpKind::kFor && !IsInside(first, parent) &&
+    if (parent->kind() == OpKind::kFor && !first->IsInside(*parent) &&
         (consumed == nullptr || !WritesGeneric(parent->region(0), consumed))) {
       anchor = parent;
       continue;

@@ -37,14 +37,6 @@ struct Placement {
   const Op* role = nullptr;  // the role around the region, if any
 };
 
-// The op in `region` that holds `op` (itself or an ancestor), or null.
-Op* AncestorIn(Op* op, const Region* region) {
-  for (Op* current = op; current != nullptr; current = current->parent_op()) {
-    if (current->parent_region() == region) return current;
-  }
-  return nullptr;
-}
-
 // Whether `region` lies inside `loop` (in its body or deeper).
 bool IsNestedIn(const Region* region, const Op* loop) {
   for (const Op* op = region->parent_op(); op != nullptr;
@@ -96,7 +88,7 @@ std::optional<Placement> Place(const UnorderedPair& pair, bool fallback) {
         IsNestedIn(region, pair.carried_loop)) {
       continue;
     }
-    Op* first_ancestor = AncestorIn(first, region);
+    Op* first_ancestor = first->AncestorIn(*region);
     if (first_ancestor == nullptr) continue;
     const int first_index = region->IndexOf(first_ancestor);
     const int second_index = region->IndexOf(op);
@@ -142,22 +134,22 @@ std::vector<Placement> Narrower(const UnorderedPair& pair,
   if (pair.carried || base.index >= base.region->size()) return out;
   Op* first = const_cast<Op*>(pair.first);
   Op* second = const_cast<Op*>(pair.second);
-  Op* first_ancestor = AncestorIn(first, base.region);
+  Op* first_ancestor = first->AncestorIn(*base.region);
   if (first_ancestor == nullptr ||
       base.region->IndexOf(first_ancestor) >= base.index) {
     return out;
   }
   std::vector<Placement> later, earlier;
-  for (Op* op = AncestorIn(second, base.region);
+  for (Op* op = second->AncestorIn(*base.region);
        op != nullptr && op != second && op->kind() == OpKind::kIf;) {
     Region* branch = nullptr;
     for (int r = 0; r < op->num_regions(); ++r) {
-      if (AncestorIn(second, &op->region(r)) != nullptr) {
+      if (second->AncestorIn(op->region(r)) != nullptr) {
         branch = &op->region(r);
       }
     }
     if (branch == nullptr) break;
-    Op* inner = AncestorIn(second, branch);
+    Op* inner = second->AncestorIn(*branch);
     int index = branch->IndexOf(inner);
     while (index > 0 && IsPlainComputation(branch->op(index - 1))) --index;
     later.push_back(Placement{branch, index, base.role});
@@ -166,7 +158,7 @@ std::vector<Placement> Narrower(const UnorderedPair& pair,
   for (Op* op = first_ancestor; op != first && op->kind() == OpKind::kIf;) {
     Region* branch = nullptr;
     for (int r = 0; r < op->num_regions(); ++r) {
-      if (AncestorIn(first, &op->region(r)) != nullptr) {
+      if (first->AncestorIn(op->region(r)) != nullptr) {
         branch = &op->region(r);
       }
     }
@@ -174,7 +166,7 @@ std::vector<Placement> Narrower(const UnorderedPair& pair,
     int index = branch->size();
     if (index > 0 && branch->op(index - 1).kind() == OpKind::kReturn) break;
     earlier.push_back(Placement{branch, index, base.role});
-    op = AncestorIn(first, branch);
+    op = first->AncestorIn(*branch);
   }
   out.insert(out.end(), later.rbegin(), later.rend());
   out.insert(out.end(), earlier.rbegin(), earlier.rend());
@@ -378,12 +370,12 @@ class SyncInserter {
     std::vector<Region*> chain;  // innermost first
     for (Op* op = second; op != nullptr; op = op->parent_op()) {
       Region* region = op->parent_region();
-      if (AncestorIn(first, region) != nullptr) break;
+      if (first->AncestorIn(*region) != nullptr) break;
       chain.push_back(region);
     }
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       Region* region = *it;
-      int index = region->IndexOf(AncestorIn(second, region));
+      int index = region->IndexOf(second->AncestorIn(*region));
       while (index > 0 && IsPlainComputation(region->op(index - 1))) --index;
       if (SplitsRoles(*region, index)) continue;
       absl::StatusOr<Op*> barrier =

@@ -64,15 +64,6 @@ const Op* TopRole(const Op* op) {
   return top != op && top->kind() == OpKind::kRole ? top : nullptr;
 }
 
-// The op of `region` that holds `op`, or null.
-const Op* AncestorIn(const Op* op, const Region* region) {
-  for (const Op* current = op; current != nullptr;
-       current = current->parent_op()) {
-    if (current->parent_region() == region) return current;
-  }
-  return nullptr;
-}
-
 // A barrier to insert: before `before` in its region, inside `role` (a
 // barrier.named over its threads) or at the top level (barrier.block).
 struct BarrierSite {
@@ -264,7 +255,7 @@ class Planner {
     // Around a loop that holds both (a dependence carried to the next
     // iteration), a barrier before the later access does not order it.
     if (pair.carried && pair.carried_loop != nullptr &&
-        AncestorIn(pair.second, &pair.carried_loop->region(0)) != nullptr) {
+        pair.second->AncestorIn(pair.carried_loop->region(0)) != nullptr) {
       return std::nullopt;
     }
     const Op* first_role = TopRole(pair.first);
@@ -283,7 +274,7 @@ class Planner {
       auto first_access = later->first_access.find(second_role);
       if (first_access == later->first_access.end()) return std::nullopt;
       Region& region = second_role->region(0);
-      const Op* earlier = AncestorIn(pair.first, &region);
+      const Op* earlier = pair.first->AncestorIn(region);
       if (earlier == nullptr ||
           region.IndexOf(earlier) >= first_access->second.first) {
         return std::nullopt;

@@ -102,24 +102,6 @@ bool IsBulkGroupOp(const Op& op) {
          facts.completion == Completion::kBulkGroup;
 }
 
-bool IsInside(const Op* op, const Op* ancestor) {
-  for (const Op* p = op; p != nullptr; p = p->parent_op()) {
-    if (p == ancestor) return true;
-  }
-  return false;
-}
-
-// Whether `value` is defined inside `op` (in one of its regions).
-bool DefinedInside(const Value* value, const Op* op) {
-  if (value->kind() == Value::Kind::kResult) {
-    return value->defining_op() != op && IsInside(value->defining_op(), op);
-  }
-  if (value->kind() == Value::Kind::kRegionArgument) {
-    return IsInside(value->owning_region()->parent_op(), op);
-  }
-  return false;
-}
-
 bool ContainsReturn(const Op& op) {
   bool found = op.kind() == OpKind::kReturn;
   for (int r = 0; r < op.num_regions() && !found; ++r) {
@@ -479,7 +461,7 @@ class UniformPredicatesPass {
       election.issues +=
           FactsOf(nested.kind()).exec == ExecClass::kSingleIssue ? 1 : 0;
       nested.ForEachUse([&](Value*& value) {
-        if (value != nullptr && !DefinedInside(value, &if_op) &&
+        if (value != nullptr && !if_op.DefinesInside(*value) &&
             seen.insert(value).second) {
           outside.push_back(value);
         }

@@ -1,0 +1,121 @@
+// The structural queries on ops that passes share: which op holds which,
+// the ancestor of an op in a region, and what an op defines inside it.
+#include "ir/ir.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "parser/parser.h"
+
+namespace kir {
+namespace {
+
+const char kNest[] = R"(
+kernel @k sizes(%N) (%x: global f32[64]) block(32) {
+  %c0 = const 0 : index
+  %c1 = const 1 : index
+  %c4 = const 4 : index
+  for %i = %c0 to %c4 step %c1 {
+    %p = cmp lt %i, %c1 : i1
+    if %p {
+      for %j = %c0 to %c4 step %c1 {
+        %k = add %i, %j : index
+        store %x[%k], %c0
+      }
+    }
+  }
+}
+)";
+
+class OpQueriesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(kNest);
+    ASSERT_TRUE(module.ok()) << module.status();
+    module_ = *std::move(module);
+    kernel_ = module_->FindKernel("k");
+    ASSERT_NE(kernel_, nullptr);
+    Walk(kernel_->body(), [&](Op& op) {
+      if (op.num_results() > 0) defs_[op.result()->name()] = &op;
+      if (op.kind() == OpKind::kFor) {
+        loops_.push_back(&op);
+        defs_[op.region(0).argument(0)->name()] = &op;
+      }
+      if (op.kind() == OpKind::kIf) if_ = &op;
+      if (op.kind() == OpKind::kStore) store_ = &op;
+    });
+    ASSERT_EQ(loops_.size(), 2u);
+  }
+
+  const Value& ValueNamed(const std::string& name) {
+    const Op* op = defs_.at(name);
+    if (op->kind() == OpKind::kFor && op->region(0).argument(0)->name() == name)
+      return *op->region(0).argument(0);
+    return *op->result();
+  }
+
+  std::unique_ptr<Module> module_;
+  Kernel* kernel_ = nullptr;
+  std::map<std::string, Op*> defs_;
+  std::vector<Op*> loops_;  // outer, inner
+  Op* if_ = nullptr;
+  Op* store_ = nullptr;
+};
+
+TEST_F(OpQueriesTest, IsInsideIsStrictAndTransitive) {
+  Op& outer = *loops_[0];
+  Op& inner = *loops_[1];
+  EXPECT_TRUE(store_->IsInside(inner));
+  EXPECT_TRUE(store_->IsInside(*if_));
+  EXPECT_TRUE(store_->IsInside(outer));
+  EXPECT_TRUE(inner.IsInside(outer));
+  EXPECT_FALSE(outer.IsInside(outer));
+  EXPECT_FALSE(outer.IsInside(inner));
+  EXPECT_FALSE(if_->IsInside(inner));
+}
+
+TEST_F(OpQueriesTest, AncestorInFindsTheOpOfTheRegion) {
+  Op& outer = *loops_[0];
+  Op& inner = *loops_[1];
+  EXPECT_EQ(store_->AncestorIn(kernel_->body()), &outer);
+  EXPECT_EQ(store_->AncestorIn(outer.region(0)), if_);
+  EXPECT_EQ(store_->AncestorIn(if_->region(0)), &inner);
+  EXPECT_EQ(store_->AncestorIn(inner.region(0)), store_);
+  // A region that does not hold it.
+  EXPECT_EQ(outer.AncestorIn(inner.region(0)), nullptr);
+  const Op& const_store = *store_;
+  EXPECT_EQ(const_store.AncestorIn(outer.region(0)), if_);
+}
+
+TEST_F(OpQueriesTest, DefinesInsideCountsResultsAndRegionArguments) {
+  Op& outer = *loops_[0];
+  Op& inner = *loops_[1];
+  // Its own induction variable, results of ops inside it, and the inner
+  // loop's induction variable.
+  EXPECT_TRUE(outer.DefinesInside(ValueNamed("i")));
+  EXPECT_TRUE(outer.DefinesInside(ValueNamed("p")));
+  EXPECT_TRUE(outer.DefinesInside(ValueNamed("j")));
+  EXPECT_TRUE(outer.DefinesInside(ValueNamed("k")));
+  // Values from outside: constants before it, sizes and parameters.
+  EXPECT_FALSE(outer.DefinesInside(ValueNamed("c0")));
+  EXPECT_FALSE(inner.DefinesInside(ValueNamed("i")));
+  EXPECT_FALSE(inner.DefinesInside(ValueNamed("p")));
+  EXPECT_TRUE(inner.DefinesInside(ValueNamed("k")));
+  EXPECT_TRUE(if_->DefinesInside(ValueNamed("j")));
+  EXPECT_FALSE(if_->DefinesInside(ValueNamed("p")));
+  // An op does not define its own result inside itself.
+  const Op& k_def = *defs_.at("k");
+  EXPECT_FALSE(k_def.DefinesInside(ValueNamed("k")));
+  for (const Param& param : kernel_->params()) {
+    EXPECT_FALSE(outer.DefinesInside(*param.value));
+  }
+  for (const auto& size : kernel_->sizes()) {
+    EXPECT_FALSE(outer.DefinesInside(*size));
+  }
+}
+
+}  // namespace
+}  // namespace kir
