@@ -1344,7 +1344,13 @@ class OrderingAnalysis {
   }
 
   void VisitRegion(const Region& region, State& state) {
-    for (int i = 0; i < region.size(); ++i) VisitOp(region.op(i), state);
+    for (int i = 0; i < region.size() && !stopped_; ++i) {
+      VisitOp(region.op(i), state);
+      // Inside a loop, a later round of its fixed point can still find an
+      // earlier access's pair (an async access's group changes stage around
+      // the back edge), so the walk stops only outside loops.
+      stopped_ = found_same_iteration_ && loops_entered_ == 0;
+    }
   }
 
   void VisitOp(const Op& op, State& state) {
@@ -1482,7 +1488,9 @@ class OrderingAnalysis {
     State body_out;
     for (int round = 0; round < 64; ++round) {
       body_out = body_in;
+      ++loops_entered_;
       VisitRegion(loop.region(0), body_out);
+      --loops_entered_;
       State next = Join(before, Carry(body_out, loop));
       if (next == body_in) break;
       body_in = std::move(next);
@@ -1778,6 +1786,11 @@ class OrderingAnalysis {
           }
           pairs_.insert(UnorderedPair{key.op, key.effect, &op, i,
                                       !key.carried.empty(), outermost});
+          // The op's other pairs are still collected, so that the result
+          // does not depend on the order of the state's entries.
+          if (key.carried.empty() && options_.stop_at_first_same_iteration) {
+            found_same_iteration_ = true;
+          }
         }
       }
     }
@@ -1931,6 +1944,11 @@ class OrderingAnalysis {
   // this run.
   std::map<const Op*, State> loop_entry_;
   std::set<UnorderedPair> pairs_;
+  // stop_at_first_same_iteration: a pair within one iteration was found,
+  // and the walk stops once it is outside every loop.
+  bool found_same_iteration_ = false;
+  int loops_entered_ = 0;
+  bool stopped_ = false;
   std::set<UnfencedPair> unfenced_;
   // Thread sets of accesses issued by the elected lane of one warp.
   std::map<std::string, int> elected_;

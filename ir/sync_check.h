@@ -218,10 +218,18 @@ struct SyncAnalysisOptions {
   // Ops treated as absent (to ask whether a barrier is needed).
   std::set<const Op*> ignored;
   ConflictCache* cache = nullptr;
+  // Stop after the first access (in program order) that is unordered with
+  // an earlier access of the same iteration, or after the outermost loop
+  // holding it: the result then holds every pair whose later access comes
+  // no later (so the earliest pair within one iteration among them) rather
+  // than every pair. Enough for a caller that orders the earliest such
+  // pair first, or asks only whether any pair is left.
+  bool stop_at_first_same_iteration = false;
 };
 
 // Every conflicting pair of accesses that some path leaves
-// unordered, sorted by (second, first) in program order.
+// unordered (see stop_at_first_same_iteration), sorted by (second, first)
+// in program order.
 std::vector<UnorderedPair> FindUnorderedPairs(
     const Kernel& kernel, const SyncAnalysisOptions& options = {});
 

@@ -203,13 +203,13 @@ class SyncInserter {
 
   absl::Status Run(int64_t drop) {
     std::map<UnorderedPair, int> attempts;
-    bool first_round = true;
-    while (true) {
-      std::vector<UnorderedPair> pairs = FindUnorderedPairs(kernel_, options_);
-      if (first_round) {
-        stats_.Add(kPairs, static_cast<int64_t>(pairs.size()));
-        first_round = false;
-      }
+    // Every pair once, for the statistics; then only as far as the earliest
+    // pair within one iteration, the one each round orders.
+    std::vector<UnorderedPair> pairs = FindUnorderedPairs(kernel_, options_);
+    stats_.Add(kPairs, static_cast<int64_t>(pairs.size()));
+    options_.stop_at_first_same_iteration = true;
+    for (bool first_round = true;; first_round = false) {
+      if (!first_round) pairs = FindUnorderedPairs(kernel_, options_);
       if (pairs.empty()) break;
       // Pairs within one iteration first: their barriers often order the
       // carried ones too.
@@ -258,8 +258,7 @@ class SyncInserter {
             Insert(narrower, pair, /*report_divergence=*/false);
         if (!barrier.ok()) return barrier.status();
         if (*barrier == nullptr) continue;
-        std::vector<UnorderedPair> left = FindUnorderedPairs(kernel_, options_);
-        if (std::find(left.begin(), left.end(), pair) == left.end()) {
+        if (!Unordered(pair)) {
           placed = true;
           break;
         }
@@ -383,12 +382,23 @@ class SyncInserter {
                  /*report_divergence=*/false);
       if (!barrier.ok()) return barrier.status();
       if (*barrier == nullptr) continue;
-      std::vector<UnorderedPair> left = FindUnorderedPairs(kernel_, options_);
-      if (std::find(left.begin(), left.end(), pair) == left.end()) return true;
+      if (!Unordered(pair)) return true;
       inserted_.erase(*barrier);
       RemoveOp(*barrier);
     }
     return false;
+  }
+
+  // Whether `pair` is still unordered. Every pair is looked for: after a
+  // barrier is added the analysis can report a pair it did not report
+  // before (kir-check's fuzzer found one: a narrower barrier for one pair
+  // made an earlier pair reappear), so the earliest pair left need not be
+  // `pair`.
+  bool Unordered(const UnorderedPair& pair) {
+    SyncAnalysisOptions options = options_;
+    options.stop_at_first_same_iteration = false;
+    std::vector<UnorderedPair> left = FindUnorderedPairs(kernel_, options);
+    return std::find(left.begin(), left.end(), pair) != left.end();
   }
 
   // Drops each inserted barrier (in program order) that nothing needs.
@@ -445,6 +455,7 @@ class SyncInserter {
   void RecordProvenance() {
     for (Op* barrier : InProgramOrder(kernel_, inserted_)) {
       SyncAnalysisOptions options = options_;
+      options.stop_at_first_same_iteration = false;  // every pair it orders
       options.ignored.insert(barrier);
       std::vector<const Op*> because;
       for (const UnorderedPair& pair : FindUnorderedPairs(kernel_, options)) {
