@@ -22,8 +22,9 @@ namespace {
 constexpr int64_t kSaturated = int64_t{1} << 62;
 
 int64_t SaturatingAdd(int64_t a, int64_t b) {
-  return std::min(std::min(a, kSaturated) + std::min(b, kSaturated),
-                  kSaturated);
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum) || sum > kSaturated) return kSaturated;
+  return sum;
 }
 
 int64_t SaturatingMul(int64_t a, int64_t b) {

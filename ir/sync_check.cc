@@ -56,6 +56,16 @@ std::optional<int64_t> Add(int64_t a, int64_t b) {
   return sum;
 }
 
+// a - b, or nullopt likewise (never `Add(a, -b)`: -b overflows for the
+// minimum).
+std::optional<int64_t> Subtract(int64_t a, int64_t b) {
+  int64_t difference = 0;
+  if (__builtin_sub_overflow(a, b, &difference) || Overflows(difference)) {
+    return std::nullopt;
+  }
+  return difference;
+}
+
 std::optional<int64_t> Multiply(int64_t a, int64_t b) {
   int64_t product = 0;
   if (__builtin_mul_overflow(a, b, &product) || Overflows(product)) {
@@ -475,8 +485,8 @@ std::optional<Interval> ConflictAnalysis::Impl::Range(const Value* value,
       hi = Add(a->hi, b->hi);
       break;
     case OpKind::kSub:
-      lo = Add(a->lo, -b->hi);
-      hi = Add(a->hi, -b->lo);
+      lo = Subtract(a->lo, b->hi);
+      hi = Subtract(a->hi, b->lo);
       break;
     case OpKind::kMul: {
       const std::optional<int64_t> products[] = {
@@ -582,7 +592,7 @@ void ConflictAnalysis::Impl::PairRemainders(
         per_step =
             step ? Multiply(form_a->iv_coefficient, *step) : std::nullopt;
       }
-      std::optional<int64_t> offset = Add(form_b->offset, -form_a->offset);
+      std::optional<int64_t> offset = Subtract(form_b->offset, form_a->offset);
       if (!per_step || !offset) continue;
       dim.mods.push_back({a->second, *per_step, *offset, form_a->modulus});
       atoms_b.erase(b);
@@ -672,7 +682,7 @@ std::optional<std::set<const Value*>> ConflictAnalysis::Impl::ForcedEqual(
         lo.reset();
         return;
       }
-      lo = Add(*lo, -*spread);
+      lo = Subtract(*lo, *spread);
       hi = Add(*hi, *spread);
     };
     for (const Candidate& c : dim.candidates) {
@@ -818,7 +828,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       const Affine& fb = Decompose(eb.origin[d]);
       dim.part_a = fa.part.get();
       dim.part_b = fb.part.get();
-      std::optional<int64_t> base = Add(fb.constant, -fa.constant);
+      std::optional<int64_t> base = Subtract(fb.constant, fa.constant);
       dim.base = base.value_or(0);
       dim.known = !fa.varying && !fb.varying && base.has_value();
       if (!dim.known) continue;
