@@ -17,6 +17,7 @@
 #include "passes/insert_proxy_fences.h"
 #include "passes/insert_syncs.h"
 #include "passes/plan_shared_memory.h"
+#include "passes/serialize_split_k.h"
 #include "passes/test_fail.h"
 #include "passes/test_hoist_last_op.h"
 #include "passes/uniform_predicates.h"

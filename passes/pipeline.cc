@@ -32,7 +32,7 @@ Pipeline DefaultPipeline() {
     pipeline.push_back(PipelineEntry{pass, PassOptions({}, *pass)});
   };
   run("canonicalize");
-  // run("serialize-split-k");    // splitk -> workspace and semaphores
+  run("serialize-split-k");    // splitk -> workspace and semaphores
   run("circular-buffer");      // multi-stage buffers for loads in loops
   run("uniform-predicates");   // collective ops under uniform conditions
   run("insert-async-waits");   // commits, waits and wgmma fences

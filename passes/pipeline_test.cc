@@ -45,13 +45,14 @@ TEST(ParsePipelineTest, DefaultExpandsToTheDefaultList) {
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
   EXPECT_EQ(PipelineToString(*pipeline), PipelineToString(DefaultPipeline()));
   EXPECT_EQ(PipelineToString(DefaultPipeline()),
-            "canonicalize,circular-buffer,uniform-predicates,"
+            "canonicalize,serialize-split-k,circular-buffer,uniform-predicates,"
             "insert-async-waits,plan-shared-memory,insert-syncs,insert-proxy-"
             "fences,dce");
   absl::StatusOr<Pipeline> around = ParsePipeline("dce,default,dce");
   ASSERT_TRUE(around.ok()) << around.status();
   EXPECT_EQ(PipelineToString(*around),
-            "dce,canonicalize,circular-buffer,uniform-predicates,"
+            "dce,canonicalize,serialize-split-k,circular-buffer,"
+            "uniform-predicates,"
             "insert-async-waits,plan-shared-memory,insert-syncs,insert-proxy-"
             "fences,dce,dce");
 }

@@ -45,9 +45,7 @@ if [[ -z ${KIR_SKIP_BENCH:-} ]]; then
     name=$(basename "$example" .lowered.kir)
     "$device/tools/kir-run/kir-run" --bench --json="$out/bench/$name.json" \
       "$example" >>"$out/bench.log" 2>&1 || bench_status=1
-    # The same kernel lowered by the default pipeline instead of by hand
-    # (split-K waits for serialize-split-k).
-    [[ $name == splitk_gemm ]] && continue
+    # The same kernel lowered by the default pipeline instead of by hand.
     "$device/tools/kir-run/kir-run" --bench --pipeline=default \
       --json="$out/bench/$name.default.json" "testdata/examples/$name.kir" \
       >>"$out/bench.log" 2>&1 || bench_status=1

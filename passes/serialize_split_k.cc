@@ -1,0 +1,604 @@
+// Split-K serialization; see serialize_split_k.h.
+//
+// One splitk at a time: checks (where it sits, who takes part, what the
+// split index reaches, how the partial is used), then the rewrite: the
+// workspaces, the body in place, the turn protocol and the epilogue under
+// "last split".
+#include "passes/serialize_split_k.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "ir/builder.h"
+#include "ir/check.h"
+#include "ir/diagnostics.h"
+#include "ir/effects.h"
+
+namespace kir {
+namespace {
+
+constexpr char kPassName[] = "serialize-split-k";
+constexpr char kSplitKLowered[] = "splitk-lowered";
+constexpr char kPartialElements[] = "partial-elements";
+constexpr char kVectorLanes[] = "vector-lanes";
+constexpr int kMaxVectorBytes = 16;
+
+int DimIndex(absl::string_view dim) {
+  return dim == "x" ? 0 : dim == "y" ? 1 : 2;
+}
+
+// The two grid dimensions other than `split_dim`, outermost first.
+std::array<int, 2> TileDims(int split_dim) {
+  switch (split_dim) {
+    case 0:
+      return {2, 1};
+    case 1:
+      return {2, 0};
+    default:
+      return {1, 0};
+  }
+}
+
+const char* DimName(int dim) { return dim == 0 ? "x" : dim == 1 ? "y" : "z"; }
+
+std::optional<DType> WorkType(absl::string_view name) {
+  if (name == "f32") return DType::kF32;
+  if (name == "bf16") return DType::kBF16;
+  if (name == "f16") return DType::kF16;
+  return std::nullopt;
+}
+
+// Whether `op` is `inner` or one of its ancestors.
+bool Encloses(const Op& op, const Op* inner) {
+  for (const Op* a = inner; a != nullptr; a = a->parent_op()) {
+    if (a == &op) return true;
+  }
+  return false;
+}
+
+// Values computed from the split index (block.id along the split
+// dimension), through any op and through loop bounds.
+class SplitTaint {
+ public:
+  SplitTaint(const Kernel& kernel, int split_dim) : split_dim_(split_dim) {
+    Visit(kernel.body());
+  }
+  bool Tainted(const Value* value) const { return tainted_.contains(value); }
+  // The first operand or index of `op` computed from the split index.
+  const Value* TaintedUse(const Op& op) const {
+    const Value* found = nullptr;
+    op.ForEachUse([&](const Value* value) {
+      if (found == nullptr && Tainted(value)) found = value;
+    });
+    return found;
+  }
+
+ private:
+  void Visit(const Region& region) {
+    for (const auto& op : region.ops()) {
+      bool tainted = op->kind() == OpKind::kBlockId &&
+                     DimIndex(op->GetString("dim")) == split_dim_;
+      if (TaintedUse(*op) != nullptr) tainted = true;
+      if (tainted) {
+        for (int i = 0; i < op->num_results(); ++i) {
+          tainted_.insert(op->result(i));
+        }
+        if (op->kind() == OpKind::kFor) {
+          tainted_.insert(op->region(0).argument(0));
+        }
+      }
+      for (int r = 0; r < op->num_regions(); ++r) Visit(op->region(r));
+    }
+  }
+
+  int split_dim_;
+  absl::flat_hash_set<const Value*> tainted_;
+};
+
+// What the checks found out about one splitk.
+struct SplitPlan {
+  Op* splitk = nullptr;
+  Value* partial = nullptr;
+  int split_dim = 2;
+  const Op* role = nullptr;    // the role around the splitk, if any
+  int64_t threads = 0;         // participating threads, T
+  int64_t first_warp = 0;      // of the role
+  std::vector<int64_t> shape;  // the partial's
+  DType partial_type = DType::kF32;
+  DType work_type = DType::kF32;
+  int lanes = 1;  // V
+};
+
+class Checker {
+ public:
+  Checker(const Kernel& kernel, Op& splitk, DType work_type)
+      : kernel_(kernel), splitk_(splitk), work_type_(work_type) {}
+
+  absl::StatusOr<SplitPlan> Run() {
+    SplitPlan plan;
+    plan.splitk = &splitk_;
+    plan.partial = splitk_.operand_value(0);
+    plan.split_dim = DimIndex(splitk_.GetString("dim"));
+    plan.work_type = work_type_;
+    if (absl::Status s = CheckPlace(plan); !s.ok()) return s;
+    if (absl::Status s = CheckPartial(plan); !s.ok()) return s;
+    if (absl::Status s = CheckReturns(); !s.ok()) return s;
+    if (absl::Status s = CheckSplitIndex(plan); !s.ok()) return s;
+    if (absl::Status s = CheckReadsAfter(plan); !s.ok()) return s;
+    return plan;
+  }
+
+ private:
+  absl::Status CheckPlace(SplitPlan& plan) {
+    const Op* parent = splitk_.parent_op();
+    if (parent != nullptr &&
+        (parent->kind() != OpKind::kRole || parent->parent_op() != nullptr)) {
+      return Error(splitk_.loc())
+             << "serialize-split-k needs splitk at the kernel's top level or "
+                "directly in a role, so that the threads taking turns are "
+                "known; it is inside '"
+             << parent->mnemonic() << "'";
+    }
+    const std::optional<int64_t> block = kernel_.block.StaticVolume();
+    if (!block.has_value()) {
+      return (Error(splitk_.loc())
+              << "serialize-split-k needs a constant block shape: the "
+                 "semaphore counts the threads of every split")
+          .Note(kernel_.block.loc.known() ? kernel_.block.loc : kernel_.loc(),
+                "the block is declared here");
+    }
+    plan.threads = *block;
+    if (parent != nullptr) {
+      plan.role = parent;
+      plan.first_warp = parent->GetInt("warp_begin");
+      plan.threads = (parent->GetInt("warp_end") - plan.first_warp) * 32;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckPartial(SplitPlan& plan) {
+    const Type& type = plan.partial->type();
+    // V50 makes it a register buffer, whose shape is constant.
+    KIR_CHECK(type.is_buffer() && type.space() == MemorySpace::kRegister);
+    if (!IsFloat(type.dtype())) {
+      return Error(splitk_.loc())
+             << "serialize-split-k combines float partials; %"
+             << plan.partial->name() << " holds " << type.ToString();
+    }
+    plan.partial_type = type.dtype();
+    for (const IndexExpr& extent : type.shape()) {
+      const std::optional<int64_t> value = extent.AsConstant();
+      KIR_CHECK(value.has_value());
+      plan.shape.push_back(*value);
+    }
+    const int widest =
+        std::max(DTypeBytes(plan.partial_type), DTypeBytes(plan.work_type));
+    const int64_t inner = plan.shape.empty() ? 1 : plan.shape.back();
+    plan.lanes = 1;
+    while (plan.lanes * 2 * widest <= kMaxVectorBytes &&
+           inner % (plan.lanes * 2) == 0) {
+      plan.lanes *= 2;
+    }
+    return absl::OkStatus();
+  }
+
+  // A thread that returns never takes its turn, and the next split waits
+  // for it forever.
+  absl::Status CheckReturns() {
+    absl::Status status = absl::OkStatus();
+    Walk(kernel_.body(), [&](const Op& op) {
+      if (!status.ok() || op.kind() != OpKind::kReturn) return;
+      const bool before = !Encloses(splitk_, &op) && !IsAfter(op);
+      if (!before && !InBody(op)) return;
+      status = (Error(op.loc())
+                << "a thread that returns here never takes its turn in the "
+                   "splitk, and the splits after it would wait forever")
+                   .Note(splitk_.loc(), "the splitk");
+    });
+    return status;
+  }
+
+  bool InBody(const Op& op) const {
+    for (const Op* a = &op; a != nullptr; a = a->parent_op()) {
+      if (a->parent_region() == &splitk_.region(0)) return true;
+    }
+    return false;
+  }
+
+  // Whether `op`, outside the splitk, comes after it in program order.
+  bool IsAfter(const Op& op) const {
+    // The first op after the splitk in a pre-order walk is the next
+    // sibling of the splitk or of one of its ancestors.
+    for (const Op* a = &splitk_; a != nullptr; a = a->parent_op()) {
+      const Region* region = a->parent_region();
+      for (const Op* b = &op; b != nullptr; b = b->parent_op()) {
+        if (b->parent_region() == region) {
+          return region->IndexOf(b) > region->IndexOf(a);
+        }
+      }
+    }
+    return false;
+  }
+
+  absl::Status CheckSplitIndex(const SplitPlan& plan) {
+    const SplitTaint taint(kernel_, plan.split_dim);
+    absl::Status status = absl::OkStatus();
+    const std::string index_name =
+        absl::StrCat("block.id ", DimName(plan.split_dim));
+    Walk(splitk_.region(1), [&](const Op& op) {
+      if (!status.ok()) return;
+      if (const Value* value = taint.TaintedUse(op)) {
+        status = (Error(op.loc())
+                  << "the splitk epilogue uses %" << value->name()
+                  << ", which depends on the split index (" << index_name
+                  << "): only the last split runs the epilogue, so the split "
+                     "dimension cannot also choose what it computes")
+                     .Note(splitk_.loc(), "the splitk");
+      }
+    });
+    if (!status.ok()) return status;
+    Walk(kernel_.body(), [&](const Op& op) {
+      if (!status.ok()) return;
+      for (const MemoryEffect& effect : MemoryEffectsOf(op)) {
+        if (!effect.writes() || effect.space != MemorySpace::kGlobal) continue;
+        const Value* value = taint.TaintedUse(op);
+        if (value == nullptr) continue;
+        status = (Error(op.loc())
+                  << "this write of global memory depends on the split index ("
+                  << index_name << ", through %" << value->name()
+                  << "): the split dimension is already used for something "
+                     "else than splitting K")
+                     .Note(splitk_.loc(), "the splitk");
+        return;
+      }
+    });
+    return status;
+  }
+
+  absl::Status CheckReadsAfter(const SplitPlan& plan) {
+    absl::Status status = absl::OkStatus();
+    Walk(kernel_.body(), [&](const Op& op) {
+      if (!status.ok() || Encloses(splitk_, &op) || !IsAfter(op)) return;
+      bool uses = false;
+      op.ForEachUse([&](const Value* value) { uses |= value == plan.partial; });
+      if (!uses) return;
+      status = (Error(op.loc())
+                << "%" << plan.partial->name()
+                << " is used after the splitk, where it holds no combined "
+                   "value: only the splitk's epilogue sees the sum over the "
+                   "splits")
+                   .Note(splitk_.loc(), "the splitk");
+    });
+    return status;
+  }
+
+  const Kernel& kernel_;
+  Op& splitk_;
+  DType work_type_;
+};
+
+// Builds the lowered form of one splitk.
+class Rewriter {
+ public:
+  Rewriter(Kernel& kernel, PassContext& context, SplitPlan plan)
+      : kernel_(kernel), context_(context), plan_(std::move(plan)) {}
+
+  void Run() {
+    Op& splitk = *plan_.splitk;
+    Region& region = *splitk.parent_region();
+    AddWorkspaces();
+
+    // The body in place of the splitk.
+    int at = region.IndexOf(&splitk);
+    Region& body = splitk.region(0);
+    while (!body.empty()) region.Insert(at++, body.Take(0));
+
+    OpBuilder b(region, at);
+    b.set_loc(splitk.loc());
+    b.set_provenance(Provenance{kPassName, {}});
+    constants_.clear();
+    builder_ = &b;
+
+    const int split_dim = plan_.split_dim;
+    const std::array<int, 2> tile_dims = TileDims(split_dim);
+    Value* split = Query(OpKind::kBlockId, split_dim, "sk_split");
+    Value* splits = Query(OpKind::kGridDim, split_dim, "sk_splits");
+    tile_[0] = Query(OpKind::kBlockId, tile_dims[0], "sk_tile0");
+    tile_[1] = Query(OpKind::kBlockId, tile_dims[1], "sk_tile1");
+    thread_ = ThreadInRole();
+
+    // Every index constant the loops use, before the first branch.
+    for (int64_t extent : plan_.shape) {
+      Index(extent);
+      Index(extent / plan_.lanes);
+    }
+    Index(0);
+    Index(1);
+    Index(plan_.lanes);
+    constants_frozen_ = true;
+
+    one32_ = b.Constant(1, DType::kI32, "sk_one32");
+    Value* turn = Cast(split, DType::kI32, "sk_turn");
+    Value* has_prev = b.Compare("ne", split, Index(0), "sk_has_prev");
+    Value* last_split = b.Binary(OpKind::kSub, splits, Index(1), "sk_last");
+    Value* is_last = b.Compare("eq", split, last_split, "sk_is_last");
+
+    // My turn: the same thread of every earlier split has released.
+    Op* wait_if = b.If(has_prev);
+    {
+      OpBuilder inner(wait_if->region(0));
+      Inherit(inner);
+      inner.Create(OpKind::kSemWait, {SemRef(), Use(turn)});
+    }
+
+    Op* last_if = b.If(is_last);
+    // Last split: add the sum of the earlier splits, reset.
+    {
+      OpBuilder last(last_if->region(0));
+      Inherit(last);
+      Op* prev_if = last.If(has_prev);
+      OpBuilder prev(prev_if->region(0));
+      Inherit(prev);
+      EmitNest(prev, Step::kLoadSum);
+      // The tile is done with my semaphore: reset it for the next launch.
+      Value* zero32 = prev.Constant(0, DType::kI32, "sk_zero32");
+      prev.Create(OpKind::kAtomic, {SemRef(), Use(zero32)},
+                  {{"op", Attribute::Enum("exch")}},
+                  {Type::Scalar(DType::kI32)}, {"sk_reset"});
+      builder_ = &b;
+      // The epilogue, formerly the splitk's.
+      Region& epilogue = splitk.region(1);
+      Region& then = last_if->region(0);
+      while (!epilogue.empty()) then.Append(epilogue.Take(0));
+    }
+    // Other splits: store or add the partial, then release my slice.
+    {
+      OpBuilder other(last_if->region(1));
+      Inherit(other);
+      Op* add_if = other.If(has_prev);
+      OpBuilder add(add_if->region(0));
+      Inherit(add);
+      EmitNest(add, Step::kAdd);
+      OpBuilder store(add_if->region(1));
+      Inherit(store);
+      EmitNest(store, Step::kStore);
+      other.Create(OpKind::kReduce, {SemRef(), Use(one32_)},
+                   {{"op", Attribute::Enum("add")},
+                    {"order", Attribute::Enum("release")}});
+    }
+    region.Take(region.IndexOf(&splitk));
+
+    int64_t elements = 1;
+    for (int64_t extent : plan_.shape) elements *= extent;
+    context_.stats.Add(kSplitKLowered);
+    context_.stats.Add(kPartialElements, elements);
+    context_.stats.Add(kVectorLanes, plan_.lanes);
+  }
+
+ private:
+  enum class Step { kStore, kAdd, kLoadSum };
+
+  void Inherit(OpBuilder& builder) const {
+    builder.set_loc(plan_.splitk->loc());
+    builder.set_provenance(Provenance{kPassName, {}});
+  }
+
+  // The workspaces go right before the splitk's top-level ancestor, where
+  // allocations may sit and every use can see them.
+  void AddWorkspaces() {
+    const Op* top = plan_.role != nullptr ? plan_.role : plan_.splitk;
+    Region& body = kernel_.body();
+    OpBuilder b(body, body.IndexOf(top));
+    Inherit(b);
+    const std::array<int, 2> tile_dims = TileDims(plan_.split_dim);
+    std::vector<IndexExpr> tiles = {kernel_.grid[tile_dims[0]],
+                                    kernel_.grid[tile_dims[1]]};
+    std::vector<IndexExpr> sems = tiles;
+    sems.push_back(IndexExpr::Constant(plan_.threads));
+    sem_ = b.Create(OpKind::kAllocWorkspace, {}, {},
+                    {Type::Buffer(MemorySpace::kGlobal, DType::kI32, sems)},
+                    {"sk_sem"})
+               ->result();
+    int64_t elements = 1;
+    for (int64_t extent : plan_.shape) elements *= extent;
+    std::vector<IndexExpr> shape = tiles;
+    shape.push_back(IndexExpr::Constant(elements / plan_.lanes));
+    shape.push_back(IndexExpr::Constant(plan_.threads));
+    shape.push_back(IndexExpr::Constant(plan_.lanes));
+    work_ =
+        b.Create(OpKind::kAllocWorkspace, {}, {},
+                 {Type::Buffer(MemorySpace::kGlobal, plan_.work_type, shape)},
+                 {"sk_work"})
+            ->result();
+  }
+
+  Value* Query(OpKind kind, int dim, const char* name) {
+    return builder_
+        ->Create(kind, {}, {{"dim", Attribute::Enum(DimName(dim))}},
+                 {Type::Scalar(DType::kIndex)}, {name})
+        ->result();
+  }
+
+  // The thread's linear index among the participating threads.
+  Value* ThreadInRole() {
+    OpBuilder& b = *builder_;
+    Value* linear = Query(OpKind::kThreadId, 0, "sk_tid");
+    const std::optional<int64_t> bx = kernel_.block.x.AsConstant();
+    const std::optional<int64_t> by = kernel_.block.y.AsConstant();
+    const std::optional<int64_t> bz = kernel_.block.z.AsConstant();
+    KIR_CHECK(bx && by && bz);
+    if (*by > 1) {
+      Value* ty = Query(OpKind::kThreadId, 1, "sk_tid_y");
+      Value* rows = b.Binary(OpKind::kMul, ty, Index(*bx), "sk_tid_rows");
+      linear = b.Binary(OpKind::kAdd, linear, rows, "sk_tid_xy");
+    }
+    if (*bz > 1) {
+      Value* tz = Query(OpKind::kThreadId, 2, "sk_tid_z");
+      Value* planes =
+          b.Binary(OpKind::kMul, tz, Index(*bx * *by), "sk_tid_planes");
+      linear = b.Binary(OpKind::kAdd, linear, planes, "sk_tid_xyz");
+    }
+    if (plan_.first_warp > 0) {
+      linear = b.Binary(OpKind::kSub, linear, Index(plan_.first_warp * 32),
+                        "sk_tid_in_role");
+    }
+    return linear;
+  }
+
+  // An index constant, made once at the start of the lowered code (before
+  // any branch, so visible in all of it).
+  Value* Index(int64_t value) {
+    auto it = constants_.find(value);
+    if (it != constants_.end()) return it->second;
+    KIR_CHECK(!constants_frozen_)
+        << "index constant " << value << " made after the first branch";
+    Value* constant =
+        builder_->Constant(value, DType::kIndex, absl::StrCat("sk_c", value));
+    constants_[value] = constant;
+    return constant;
+  }
+
+  Value* Cast(Value* value, DType dtype, const std::string& name) {
+    return builder_
+        ->Create(OpKind::kCast, {Use(value)}, {}, {Type::Scalar(dtype)}, {name})
+        ->result();
+  }
+
+  Operand SemRef() const { return Ref(sem_, {tile_[0], tile_[1], thread_}); }
+
+  // Loops over the partial, V elements at a time, doing `step` on each
+  // chunk: store it into the thread's slice, add it to the slice, or add
+  // the slice to it.
+  void EmitNest(OpBuilder& outer, Step step) {
+    const int rank = static_cast<int>(plan_.shape.size());
+    std::vector<Value*> indices;
+    OpBuilder* b = &outer;
+    std::vector<std::unique_ptr<OpBuilder>> builders;
+    Value* chunk = nullptr;
+    for (int d = 0; d < rank; ++d) {
+      const bool innermost = d == rank - 1;
+      const int64_t step_size = innermost ? plan_.lanes : 1;
+      const int64_t trips = plan_.shape[d] / step_size;
+      // chunk = chunk * trips + iv / step_size; a dimension of one trip
+      // needs no loop.
+      if (trips == 1) {
+        indices.push_back(Index(0));
+        continue;
+      }
+      Op* loop = b->For(Index(0), Index(plan_.shape[d]), Index(step_size),
+                        kernel_.FreshName(absl::StrCat("sk_e", d)),
+                        static_cast<int>(trips));
+      builders.push_back(std::make_unique<OpBuilder>(loop->region(0)));
+      b = builders.back().get();
+      Inherit(*b);
+      Value* iv = loop->region(0).argument(0);
+      indices.push_back(iv);
+      Value* position = iv;
+      if (step_size > 1) {
+        position = b->Binary(OpKind::kDiv, iv, Index(step_size), "sk_pos");
+      }
+      if (chunk == nullptr) {
+        chunk = position;
+      } else {
+        Value* scaled =
+            b->Binary(OpKind::kMul, chunk, Index(trips), "sk_chunk_row");
+        chunk = b->Binary(OpKind::kAdd, scaled, position, "sk_chunk");
+      }
+    }
+    if (chunk == nullptr) chunk = Index(0);  // the whole partial is one chunk
+    const Type partial_type = Lanes(plan_.partial_type);
+    const Type work_type = Lanes(plan_.work_type);
+    const Operand slot =
+        Ref(work_, {tile_[0], tile_[1], chunk, thread_, Index(0)});
+    const Operand mine = Ref(plan_.partial, indices);
+    Value* part =
+        b->Create(OpKind::kLoad, {mine}, {}, {partial_type}, {"sk_part"})
+            ->result();
+    if (step == Step::kStore) {
+      b->Create(OpKind::kStore,
+                {slot, Use(Convert(*b, part, work_type, "sk_part_w"))});
+      return;
+    }
+    // The sum so far, in the partial's type, then mine added to it: into
+    // the slice (a middle split) or into my registers (the last).
+    Value* sum = Convert(
+        *b,
+        b->Create(OpKind::kLoad, {slot}, {}, {work_type}, {"sk_sum_w"})
+            ->result(),
+        partial_type, "sk_sum");
+    Value* total = b->Binary(CombineKind(), sum, part, "sk_total");
+    if (step == Step::kAdd) {
+      b->Create(OpKind::kStore,
+                {slot, Use(Convert(*b, total, work_type, "sk_total_w"))});
+    } else {
+      b->Create(OpKind::kStore, {mine, Use(total)});
+    }
+  }
+
+  Type Lanes(DType dtype) const {
+    return plan_.lanes > 1 ? Type::Vector(dtype, plan_.lanes)
+                           : Type::Scalar(dtype);
+  }
+
+  Value* Convert(OpBuilder& b, Value* value, const Type& type,
+                 const std::string& name) {
+    if (value->type() == type) return value;
+    return b.Create(OpKind::kCast, {Use(value)}, {}, {type}, {name})->result();
+  }
+
+  OpKind CombineKind() const {
+    const std::string& op = plan_.splitk->GetString("op");
+    return op == "min"   ? OpKind::kMin
+           : op == "max" ? OpKind::kMax
+                         : OpKind::kAdd;
+  }
+
+  Kernel& kernel_;
+  PassContext& context_;
+  SplitPlan plan_;
+  OpBuilder* builder_ = nullptr;
+  std::map<int64_t, Value*> constants_;
+  bool constants_frozen_ = false;
+  Value* sem_ = nullptr;
+  Value* work_ = nullptr;
+  Value* tile_[2] = {nullptr, nullptr};
+  Value* thread_ = nullptr;
+  Value* one32_ = nullptr;
+};
+
+}  // namespace
+
+absl::Status SerializeSplitK(Kernel& kernel, const PassOptions& options,
+                             PassContext& context) {
+  for (const char* counter : {kSplitKLowered, kPartialElements, kVectorLanes}) {
+    context.stats.Add(counter, 0);
+  }
+  absl::StatusOr<std::string> mode = options.GetString("mode");
+  if (!mode.ok()) return mode.status();
+  absl::StatusOr<std::string> work_name = options.GetString("work");
+  if (!work_name.ok()) return work_name.status();
+  const std::optional<DType> work_type = WorkType(*work_name);
+  KIR_CHECK(work_type.has_value()) << "undeclared work type " << *work_name;
+  KIR_CHECK(*mode == "serial") << "undeclared mode " << *mode;
+  while (true) {
+    Op* splitk = nullptr;
+    Walk(kernel.body(), [&](Op& op) {
+      if (splitk == nullptr && op.kind() == OpKind::kSplitK) splitk = &op;
+    });
+    if (splitk == nullptr) break;
+    absl::StatusOr<SplitPlan> plan = Checker(kernel, *splitk, *work_type).Run();
+    if (!plan.ok()) return plan.status();
+    Rewriter(kernel, context, *std::move(plan)).Run();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kir
