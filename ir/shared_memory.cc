@@ -76,6 +76,14 @@ SharedPlacement PlacementOf(const Op& alloc, int64_t bytes) {
   return placed;
 }
 
+void WriteLayoutWithoutReuse(Kernel& kernel) {
+  for (const SharedPlacement& placed : LayoutWithoutReuse(kernel).placements) {
+    if (placed.explicit_offset) continue;
+    const_cast<Op*>(placed.alloc)
+        ->SetAttr("offset", Attribute::Int(placed.offset));
+  }
+}
+
 int64_t PlaceWithoutReuse(std::vector<SharedPlacement>& placements) {
   int64_t explicit_end = 0;
   for (const SharedPlacement& placed : placements) {

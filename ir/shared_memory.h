@@ -57,6 +57,11 @@ struct SharedLayout {
 // both count the same alignment padding.
 SharedLayout LayoutWithoutReuse(const Kernel& kernel);
 
+// Writes LayoutWithoutReuse's offset on every shared allocation of `kernel`
+// that has none: what plan-shared-memory{reuse=never} writes, for callers
+// below the passes (tests of the emitter, which places nothing itself).
+void WriteLayoutWithoutReuse(Kernel& kernel);
+
 // The same rule over any list of placements (program order; those with
 // `explicit_offset` keep their offset): fills in the others' offsets and
 // returns the total.

@@ -261,15 +261,23 @@ struct Linear {
 // Shared memory layout.
 
 // The emitter decides no layout: it reads the offsets plan-shared-memory
-// wrote, and for allocations without one uses LayoutWithoutReuse, the
-// layout plan-shared-memory{reuse=never} would write (which needs no
-// synchronization, since nothing aliases).
+// wrote (or the author did), and a shared allocation without one is an
+// error.
 absl::StatusOr<SharedLayout> ReadSharedLayout(const Kernel& kernel) {
   SharedLayout layout = LayoutWithoutReuse(kernel);
   if (!layout.unsized.empty()) {
     const Op& alloc = *layout.unsized.front();
     return Error(alloc.loc()) << "shared allocation %" << alloc.result()->name()
                               << " needs a constant positive shape";
+  }
+  for (const SharedPlacement& placed : layout.placements) {
+    if (!placed.explicit_offset) {
+      return Error(placed.alloc->loc())
+             << "shared allocation %" << placed.alloc->result()->name()
+             << " has no offset: plan-shared-memory places shared memory "
+                "(add it to the pipeline; reuse=never keeps every allocation "
+                "apart)";
+    }
   }
   for (const SharedPlacement& placed : layout.placements) {
     if (placed.offset < 0 || placed.offset % placed.align != 0) {
@@ -280,19 +288,9 @@ absl::StatusOr<SharedLayout> ReadSharedLayout(const Kernel& kernel) {
     }
   }
   if (layout.total > kMaxSharedBytes) {
-    bool planned = true;
-    for (const SharedPlacement& placed : layout.placements) {
-      planned = planned && placed.explicit_offset;
-    }
-    InFlightDiagnostic error = Error(kernel.loc());
-    error << "kernel @" << kernel.name() << " needs " << layout.total
-          << " bytes of shared memory, more than " << kMaxSharedBytes;
-    if (!planned) {
-      error << " (allocations without an offset laid out in program order, "
-               "without reuse; plan-shared-memory lets allocations whose "
-               "lifetimes are disjoint share bytes)";
-    }
-    return error;
+    return Error(kernel.loc())
+           << "kernel @" << kernel.name() << " needs " << layout.total
+           << " bytes of shared memory, more than " << kMaxSharedBytes;
   }
   return layout;
 }

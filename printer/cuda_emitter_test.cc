@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "ir/shared_memory.h"
 #include "ir/ir.h"
 #include "parser/parser.h"
 #include "printer/nvrtc_compiler.h"
@@ -41,18 +42,28 @@ std::string ReadText(const std::string& path) {
   return buffer.str();
 }
 
+// The emitter needs every shared allocation placed; these tests place them
+// as plan-shared-memory{reuse=never} would (their goldens run that pass).
+void PlaceShared(Module& module) {
+  for (const auto& kernel : module.kernels) WriteLayoutWithoutReuse(*kernel);
+}
+
 std::unique_ptr<Module> ParseFile(const std::string& path) {
   absl::StatusOr<std::unique_ptr<Module>> module =
       ParseModuleString(ReadText(path), path);
   EXPECT_TRUE(module.ok()) << module.status();
-  return module.ok() ? std::move(*module) : nullptr;
+  if (!module.ok()) return nullptr;
+  PlaceShared(**module);
+  return std::move(*module);
 }
 
 std::unique_ptr<Module> Parse(absl::string_view text) {
   absl::StatusOr<std::unique_ptr<Module>> module =
       ParseModuleString(text, "test.kir");
   EXPECT_TRUE(module.ok()) << module.status();
-  return module.ok() ? std::move(*module) : nullptr;
+  if (!module.ok()) return nullptr;
+  PlaceShared(**module);
+  return std::move(*module);
 }
 
 std::string EmitOrDie(const Module& module) {
@@ -206,6 +217,7 @@ TEST(CudaEmitterTest, GoldensHold) {
     absl::StatusOr<std::unique_ptr<Module>> module =
         ParseModuleString(text, path);
     ASSERT_TRUE(module.ok()) << module.status();
+    if (absl::StrContains(run_line, "plan-shared-memory")) PlaceShared(**module);
     absl::StatusOr<std::string> cuda = EmitCuda(**module);
     ASSERT_EQ(cuda.ok(), !expect_error) << cuda.status();
     const std::string input =

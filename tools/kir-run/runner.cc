@@ -96,14 +96,29 @@ absl::StatusOr<PreparedKernel> PrepareKernel(
   if (verify) {
     if (absl::Status s = Verify(*prepared.module); !s.ok()) return s;
   }
+  PipelineRunOptions run_options;
+  run_options.verify_each = verify;
   if (!pipeline.empty()) {
     absl::StatusOr<Pipeline> parsed = ParsePipeline(pipeline);
     if (!parsed.ok()) return parsed.status();
     std::ostringstream log;
-    PipelineRunOptions run_options;
-    run_options.verify_each = verify;
     if (absl::Status s =
             RunPipeline(*prepared.module, *parsed, run_options, log);
+        !s.ok())
+      return s;
+  }
+  for (const auto& kernel : prepared.module->kernels) {
+    for (const Op* alloc : SharedAllocations(*kernel)) {
+      prepared.planned_shared =
+          prepared.planned_shared || alloc->FindAttr("offset") == nullptr;
+    }
+  }
+  if (prepared.planned_shared) {
+    absl::StatusOr<Pipeline> layout = ParsePipeline(kSharedLayoutPass);
+    KIR_CHECK(layout.ok()) << layout.status();
+    std::ostringstream log;
+    if (absl::Status s =
+            RunPipeline(*prepared.module, *layout, run_options, log);
         !s.ok())
       return s;
   }
@@ -823,7 +838,12 @@ absl::Status DirectiveRun::PrepareVariants() {
     variant.prepared = std::move(*prepared);
     out_ << "  compile"
          << (pipelines.size() > 1 ? absl::StrCat(" P", i + 1) : "")
-         << ": pipeline '" << pipelines[i] << "', "
+         << ": pipeline '" << pipelines[i] << "'"
+         << (variant.prepared.planned_shared
+                 ? absl::StrCat(" + ", kSharedLayoutPass,
+                                " (shared allocations without offsets)")
+                 : "")
+         << ", "
          << (variant.prepared.compile.cache_hit ? "cache hit" : "NVRTC")
          << absl::StrFormat(" %.1f ms", variant.prepared.compile.seconds * 1e3)
          << "\n";

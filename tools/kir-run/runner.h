@@ -28,6 +28,9 @@ namespace kir {
 // A kernel lowered by a pipeline and compiled to an sm_90a cubin.
 struct PreparedKernel {
   std::string pipeline;  // as given; "" runs no pass
+  // The pipeline left shared allocations without offsets, so
+  // kSharedLayoutPass ran after it (the emitter places nothing itself).
+  bool planned_shared = false;
   std::unique_ptr<Module> module;
   const Kernel* kernel = nullptr;
   CudaKernelAbi abi;
@@ -38,8 +41,14 @@ struct PreparedKernel {
   std::optional<int64_t> spill_store_bytes, spill_load_bytes;
 };
 
+// What kir-run runs after a pipeline that leaves shared allocations
+// without offsets (a hand-written kernel, a pipeline without the planner):
+// the layout without sharing, which needs no synchronization.
+inline constexpr char kSharedLayoutPass[] = "plan-shared-memory{reuse=never}";
+
 // Parses `source`, runs `pipeline` over it (verifying after each pass
-// unless `verify` is false), emits CUDA and compiles it. `kernel_name` empty:
+// unless `verify` is false), then kSharedLayoutPass if a shared allocation
+// has no offset, emits CUDA and compiles it. `kernel_name` empty:
 // the whole module is compiled and `kernel` is the first one. `dump_dir`
 // non-empty: writes <stem>[.<tag>].{kir,cu,cubin} there.
 absl::StatusOr<PreparedKernel> PrepareKernel(
