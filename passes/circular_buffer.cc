@@ -166,8 +166,11 @@ class ConstantPool {
     }
   }
 
-  // An index constant visible everywhere in the kernel.
-  Value* Get(int64_t value) {
+  // An index constant visible everywhere in the kernel. A new one is
+  // inserted at the top level: `*inserted_at` (if not null) is its index
+  // there, or -1 when it existed.
+  Value* Get(int64_t value, int* inserted_at = nullptr) {
+    if (inserted_at != nullptr) *inserted_at = -1;
     auto it = values_.find(value);
     if (it != values_.end()) return it->second;
     Region& body = kernel_.body();
@@ -175,6 +178,7 @@ class ConstantPool {
     while (index < body.size() && body.op(index).kind() == OpKind::kConst) {
       ++index;
     }
+    if (inserted_at != nullptr) *inserted_at = index;
     OpBuilder builder(body, index);
     builder.set_provenance(Provenance{kPassName, {}});
     Value* constant = builder.Constant(
@@ -200,7 +204,19 @@ class IndexMath {
   IndexMath(OpBuilder& builder, ConstantPool& constants)
       : builder_(builder), constants_(constants) {}
 
-  Value* Const(int64_t value) { return constants_.Get(value); }
+  // A new constant goes in at the kernel's top level: when that is before
+  // this builder's insertion point, the point moves with the ops after it
+  // (else the next op would go before the ones built so far).
+  Value* Const(int64_t value) {
+    int inserted_at = -1;
+    Value* constant = constants_.Get(value, &inserted_at);
+    Region& body = constant->defining_op()->parent_region()->kernel()->body();
+    if (inserted_at >= 0 && &builder_.region() == &body &&
+        inserted_at <= builder_.index()) {
+      builder_.SetInsertionPoint(body, builder_.index() + 1);
+    }
+    return constant;
+  }
 
   Value* Add(Value* a, Value* b, const std::string& name) {
     std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
