@@ -8,7 +8,7 @@
 #      regression input;
 #   3. the round-trip fuzzer for KIR_FUZZ_SECONDS (default 60), seeded with
 #      testdata/**/*.kir, and the pass fuzzer for KIR_PASS_FUZZ_SECONDS
-#      (default 120), seeded with every testdata case that verifies (split
+#      (default 90), seeded with every testdata case that verifies (split
 #      at `// -----` and printed by kir-opt, so without comments), each with
 #      its regressions; the pass fuzzer must bring at least 25% of its
 #      executions to a pass.
@@ -183,7 +183,7 @@ if ((san_built)); then
   seeds=verified
   [[ -x build-ci/tools/kir-opt/kir-opt ]] || seeds=raw
   # A run cut short by a finding has no count (and has failed already).
-  if timed "fuzz passes" fuzz kir_pass_fuzz "${KIR_PASS_FUZZ_SECONDS:-120}" \
+  if timed "fuzz passes" fuzz kir_pass_fuzz "${KIR_PASS_FUZZ_SECONDS:-90}" \
       tools/fuzz/pass_regressions "$seeds" -timeout=30 -max_len=4096; then
     check_pass_reach
   fi
