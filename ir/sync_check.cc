@@ -247,6 +247,9 @@ struct ConflictAnalysis::Impl {
   std::optional<Interval> PartRange(const Vec* part,
                                     const ThreadBits* among) const;
   std::optional<int64_t> Constant(const Value* value) const;
+  // The thread analysis's per-thread values of `value`, when every one is
+  // within kLimit; else null (the value is then an unknown).
+  const Vec* BoundedValues(const Value* value) const;
   std::optional<int64_t> TripCount(const Op& loop) const;
   int ElectedWarp(const Op& op) const;
   std::optional<RemainderForm> FormOf(const Value* atom,
@@ -278,19 +281,30 @@ struct ConflictAnalysis::Impl {
   mutable Counters counters;
 };
 
+const Vec* ConflictAnalysis::Impl::BoundedValues(const Value* value) const {
+  const Vec* values = threads.PerThreadValues(value);
+  if (values == nullptr) return nullptr;
+  for (int64_t v : *values) {
+    if (Overflows(v)) return nullptr;
+  }
+  return values;
+}
+
 std::optional<int64_t> ConflictAnalysis::Impl::Constant(
     const Value* value) const {
   if (value == nullptr) return std::nullopt;
   if (value->kind() == Value::Kind::kResult &&
       value->defining_op()->kind() == OpKind::kConst) {
     const Attribute* attr = value->defining_op()->FindAttr("value");
+    // A constant past kLimit is left unknown: the analysis's arithmetic
+    // assumes its operands within it.
     if (attr != nullptr && attr->is_integral && value->type().is_scalar() &&
-        IsInteger(value->type().dtype())) {
+        IsInteger(value->type().dtype()) && !Overflows(attr->int_value)) {
       return attr->int_value;
     }
     return std::nullopt;
   }
-  const Vec* values = threads.PerThreadValues(value);
+  const Vec* values = BoundedValues(value);
   if (values == nullptr || values->empty()) return std::nullopt;
   for (int64_t v : *values) {
     if (v != values->front()) return std::nullopt;
@@ -317,7 +331,7 @@ Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
     out.constant = *constant;
     return out;
   }
-  if (const Vec* part = threads.PerThreadValues(value)) {
+  if (const Vec* part = BoundedValues(value)) {
     // Not owned: the thread analysis outlives this one.
     out.part = std::shared_ptr<const Vec>(std::shared_ptr<const Vec>(), part);
     return out;
@@ -332,17 +346,22 @@ Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
         op.num_operands() == 2) {
       const Affine& lhs = Decompose(op.operand_value(0), depth + 1);
       const Affine& rhs = Decompose(op.operand_value(1), depth + 1);
-      const int64_t sign = kind == OpKind::kAdd ? 1 : -1;
+      const bool add = kind == OpKind::kAdd;
+      // lhs + rhs or lhs - rhs, checked (never a negated operand, which
+      // overflows for the minimum).
+      auto combine = [add](int64_t a, int64_t b) {
+        return add ? Add(a, b) : Subtract(a, b);
+      };
       bool ok = true;
-      out.part = Combine(lhs.part, rhs.part, sign, &ok);
+      out.part = Combine(lhs.part, rhs.part, add ? 1 : -1, &ok);
       out.atoms = lhs.atoms;
       for (const auto& [atom, coefficient] : rhs.atoms) {
-        std::optional<int64_t> sum = Add(out.atoms[atom], sign * coefficient);
+        std::optional<int64_t> sum = combine(out.atoms[atom], coefficient);
         if (!sum) ok = false;
         out.atoms[atom] = sum.value_or(0);
         if (out.atoms[atom] == 0) out.atoms.erase(atom);
       }
-      std::optional<int64_t> constant = Add(lhs.constant, sign * rhs.constant);
+      std::optional<int64_t> constant = combine(lhs.constant, rhs.constant);
       out.constant = constant.value_or(0);
       out.varying = lhs.varying || rhs.varying;
       if (ok && constant) return out;
@@ -396,18 +415,22 @@ Affine ConflictAnalysis::Impl::DecomposeUncached(const Value* value,
             out.atoms[atom] = coefficient / m;
           }
         }
+        bool ok = true;
         if (inner.part != nullptr) {
           Vec values(inner.part->size());
-          for (size_t t = 0; t < values.size(); ++t) {
-            const int64_t r = (*inner.part)[t] + inner.constant;
-            values[t] = div ? FloorDiv(r, m) : FloorMod(r, m);
+          for (size_t t = 0; t < values.size() && ok; ++t) {
+            const std::optional<int64_t> r =
+                Add((*inner.part)[t], inner.constant);
+            ok = r.has_value();
+            if (ok) values[t] = div ? FloorDiv(*r, m) : FloorMod(*r, m);
           }
           out.part = std::make_shared<const Vec>(std::move(values));
         } else {
           out.constant =
               div ? FloorDiv(inner.constant, m) : FloorMod(inner.constant, m);
         }
-        return out;
+        if (ok) return out;
+        out = Affine();
       }
     }
   }
@@ -448,7 +471,7 @@ std::optional<Interval> ConflictAnalysis::Impl::Range(const Value* value,
   if (std::optional<int64_t> constant = Constant(value)) {
     return Interval{*constant, *constant};
   }
-  if (const Vec* part = threads.PerThreadValues(value)) {
+  if (const Vec* part = BoundedValues(value)) {
     return PartRange(part, among);
   }
   if (const Op* loop = InductionLoop(value)) {
