@@ -6,9 +6,13 @@ namespace kir {
 
 int64_t SharedAllocationAlignment(const Op& alloc) {
   const Type& type = alloc.result()->type();
-  int64_t align =
-      std::max<int64_t>(alloc.GetInt("align"), DTypeBytes(type.dtype()));
-  const int64_t swizzle = alloc.GetInt("swizzle");
+  // An align or swizzle V22 rejects (not a power of two, too large) is
+  // clamped, so that layout arithmetic over an unverified kernel stays
+  // defined.
+  constexpr int64_t kMaxAlign = int64_t{1} << 30;
+  int64_t align = std::clamp<int64_t>(alloc.GetInt("align"), 1, kMaxAlign);
+  align = std::max<int64_t>(align, DTypeBytes(type.dtype()));
+  const int64_t swizzle = std::clamp<int64_t>(alloc.GetInt("swizzle"), 0, 128);
   // The swizzle pattern repeats every 8 lines of 128 bytes; the TMA and
   // wgmma apply it to address bits, so the base must be aligned to it.
   if (swizzle > 0) align = std::max<int64_t>(align, 8 * swizzle);
