@@ -11,6 +11,7 @@
 #include "passes/circular_buffer.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/builder.h"
 #include "ir/check.h"
+#include "ir/checked_math.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
 #include "ir/shared_memory.h"
@@ -220,20 +222,20 @@ class IndexMath {
 
   Value* Add(Value* a, Value* b, const std::string& name) {
     std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
-    if (x && y) return Const(*x + *y);
+    if (x && y && CheckedAdd(*x, *y)) return Const(*x + *y);
     if (y && *y == 0) return a;
     if (x && *x == 0) return b;
     return builder_.Binary(OpKind::kAdd, a, b, name);
   }
   Value* Sub(Value* a, Value* b, const std::string& name) {
     std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
-    if (x && y) return Const(*x - *y);
+    if (x && y && CheckedSub(*x, *y)) return Const(*x - *y);
     if (y && *y == 0) return a;
     return builder_.Binary(OpKind::kSub, a, b, name);
   }
   Value* Mul(Value* a, Value* b, const std::string& name) {
     std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
-    if (x && y) return Const(*x * *y);
+    if (x && y && CheckedMul(*x, *y)) return Const(*x * *y);
     if ((x && *x == 0) || (y && *y == 0)) return Const(0);
     if (y && *y == 1) return a;
     if (x && *x == 1) return b;
@@ -241,13 +243,19 @@ class IndexMath {
   }
   Value* Div(Value* a, Value* b, const std::string& name) {
     std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
-    if (x && y && *y != 0) return Const(*x / *y);
+    if (x && y && *y != 0 &&
+        !(*y == -1 && *x == std::numeric_limits<int64_t>::min())) {
+      return Const(*x / *y);
+    }
     if (y && *y == 1) return a;
     return builder_.Binary(OpKind::kDiv, a, b, name);
   }
   Value* Rem(Value* a, Value* b, const std::string& name) {
     std::optional<int64_t> x = IntegerConstant(a), y = IntegerConstant(b);
-    if (x && y && *y != 0) return Const(*x % *y);
+    if (x && y && *y != 0 &&
+        !(*y == -1 && *x == std::numeric_limits<int64_t>::min())) {
+      return Const(*x % *y);
+    }
     if (y && *y == 1) return Const(0);
     return builder_.Binary(OpKind::kRem, a, b, name);
   }
@@ -687,6 +695,21 @@ class Analyzer {
     for (const StageLoad& load : plan_.loads) {
       absl::Status status = CollectSlice(*load.op);
       if (!status.ok()) return status;
+      const Op& op = *load.op;
+      // The producer issues the load from its own thread, so its addresses
+      // may not depend on which thread issued it.
+      for (const Operand& operand : op.operands()) {
+        for (const Value* index : operand.indices) {
+          if (index == nullptr ||
+              threads_.UniformScope(index) >= Scope::kBlock) {
+            continue;
+          }
+          return Error(op.loc())
+                 << "the index " << Name(index)
+                 << " of a load to pipeline depends on the issuing thread; "
+                    "the producer issues it from a thread of its own";
+        }
+      }
     }
     return absl::OkStatus();
   }
