@@ -18,32 +18,11 @@
 #include "ir/verifier.h"
 #include "parser/parser.h"
 #include "passes/pipeline.h"
+#include "passes/test_helpers.h"
 #include "printer/kir_printer.h"
 
 namespace kir {
 namespace {
-
-std::string ReadTestdata(const std::string& relative) {
-  std::ifstream file(std::string(KIR_TESTDATA_DIR) + "/" + relative);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-std::unique_ptr<Module> Parse(const std::string& text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
-  EXPECT_TRUE(module.ok()) << module.status();
-  return module.ok() ? std::move(*module) : nullptr;
-}
-
-absl::Status RunPasses(Module& module, const std::string& pipeline_text) {
-  absl::StatusOr<Pipeline> pipeline = ParsePipeline(pipeline_text);
-  if (!pipeline.ok()) return pipeline.status();
-  PipelineRunOptions options;
-  options.write_reproducer = false;
-  std::ostringstream log;
-  return RunPipeline(module, *pipeline, options, log);
-}
 
 constexpr char kRest[] =
     "uniform-predicates,insert-async-waits,insert-syncs,insert-proxy-fences,"
