@@ -85,9 +85,9 @@ enum Rule : int {
   kClusterShape,
   kSplitK,
   kCircularBufferMarker,
+  kWorkspaceMap,
 };
-static_assert(kCircularBufferMarker == 51,
-              "keep the rule ids in step with verifier.h");
+static_assert(kWorkspaceMap == 52, "keep the rule ids in step with verifier.h");
 
 constexpr int64_t kSharedMemoryLimit = 232448;  // 227 KiB per block
 constexpr int64_t kRegisterFileSize = 65536;    // 32-bit registers per SM
@@ -380,6 +380,7 @@ class Verifier {
   // Kernel-level rules.
   void CheckParams();
   void CheckTensorMap(const Param& param);
+  void CheckWorkspaceMap(const Param& map, const Op& workspace);
   void CheckLaunch();
 
   // Per-op rules.
@@ -533,20 +534,38 @@ void Verifier::CheckParams() {
 void Verifier::CheckTensorMap(const Param& map) {
   const Value* value = map.value;
   const Type& type = value->type();
+  // What the map covers: a tensor parameter, or a workspace allocated in
+  // this kernel (compared by address first: a pass that dropped the
+  // allocation leaves a pointer that must not be followed).
   const Param* tensor = kernel_.FindParam(map.tensor);
-  if (tensor == nullptr || tensor->kind != Param::Kind::kTensor ||
-      !tensor->value->type().is_buffer()) {
+  const Op* workspace = nullptr;
+  if (tensor == nullptr) {
+    Walk(kernel_.body(), [&](const Op& op) {
+      if (op.kind() == OpKind::kAllocWorkspace && op.num_results() == 1 &&
+          op.result() == map.tensor) {
+        workspace = &op;
+      }
+    });
+  }
+  if (workspace == nullptr &&
+      (tensor == nullptr || tensor->kind != Param::Kind::kTensor ||
+       !tensor->value->type().is_buffer())) {
     FailKernel(value->loc(), kTensorMapParam)
-        << "tensor map " << Name(value) << " must map a tensor parameter, got "
-        << Name(map.tensor);
+        << "tensor map " << Name(value)
+        << " must map a tensor parameter or a workspace of the kernel"
+        << (tensor != nullptr ? absl::StrCat(", got ", Name(map.tensor))
+                              : std::string());
     return;
   }
-  const Type& tensor_type = tensor->value->type();
+  const Value* covered = workspace != nullptr ? map.tensor : tensor->value;
+  const char* what = workspace != nullptr ? "workspace" : "tensor";
+  const Type& tensor_type = covered->type();
+  if (!tensor_type.is_buffer()) return;  // V20 reports the allocation
   if (tensor_type.dtype() != type.dtype()) {
     FailKernel(value->loc(), kTensorMapParam)
         << "tensor map " << Name(value) << " has element type "
-        << DTypeName(type.dtype()) << " but its tensor " << Name(tensor->value)
-        << " has " << DTypeName(tensor_type.dtype());
+        << DTypeName(type.dtype()) << " but its " << what << " "
+        << Name(covered) << " has " << DTypeName(tensor_type.dtype());
   }
   int rank = static_cast<int>(type.box().size());
   if (rank < 1 || rank > 5) {
@@ -558,7 +577,7 @@ void Verifier::CheckTensorMap(const Param& map) {
   if (rank != tensor_type.rank()) {
     FailKernel(value->loc(), kTensorMapParam)
         << "tensor map " << Name(value) << " has a box of rank " << rank
-        << " but its tensor " << Name(tensor->value) << " has rank "
+        << " but its " << what << " " << Name(covered) << " has rank "
         << tensor_type.rank();
   }
   if (map.swizzle != 0 && map.swizzle != 32 && map.swizzle != 64 &&
@@ -591,6 +610,10 @@ void Verifier::CheckTensorMap(const Param& map) {
         << "-byte swizzle span";
   }
 
+  if (workspace != nullptr) {
+    CheckWorkspaceMap(map, *workspace);
+    return;
+  }
   if (tensor->align < 16) {
     FailKernel(tensor->value->loc(), kTensorAlignment)
         << "tensor " << Name(tensor->value) << " is mapped by " << Name(value)
@@ -623,6 +646,37 @@ void Verifier::CheckTensorMap(const Param& map) {
             << " bytes";
         break;
       }
+    }
+  }
+}
+
+// V52: a workspace is row-major from its base; TMA needs that base 16-byte
+// aligned and every outer stride a multiple of 16 bytes. Errors point at
+// the allocation, with a note at the map.
+void Verifier::CheckWorkspaceMap(const Param& map, const Op& workspace) {
+  const Value* buffer = workspace.result();
+  const Type& type = buffer->type();
+  const int64_t align = workspace.GetInt("align");
+  if (align < 16) {
+    (Fail(workspace, kWorkspaceMap)
+     << "workspace " << Name(buffer) << " is mapped by " << Name(map.value)
+     << " and must be at least 16-byte aligned, got align " << align)
+        .Note(map.value->loc(), "the tensor map is declared here");
+    return;
+  }
+  std::optional<int64_t> elements = 1;  // row-major stride, while constant
+  for (int d = type.rank() - 1; d > 0; --d) {
+    const std::optional<int64_t> extent = type.shape()[d].AsConstant();
+    if (!elements || !extent) return;
+    elements = SaturatingMul(*elements, *extent);
+    const int64_t bytes = SaturatingMul(*elements, DTypeBytes(type.dtype()));
+    if (bytes % 16 != 0) {
+      (Fail(workspace, kWorkspaceMap)
+       << "workspace " << Name(buffer) << " is mapped by " << Name(map.value)
+       << " and its dimension " << d - 1
+       << " stride must be a multiple of 16 bytes, got " << bytes << " bytes")
+          .Note(map.value->loc(), "the tensor map is declared here");
+      return;
     }
   }
 }

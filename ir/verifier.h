@@ -58,7 +58,8 @@
 //       map; tma.store, tma.reduce: tensor map <- shared; bulk.load: shared
 //       <- global; bulk.store: global <- shared; wgmma: accumulator in reg,
 //       A in shared or reg, B in shared; sem ops: global; atomic, red:
-//       global or shared; tensor maps are kernel parameters).
+//       global or shared; tensor maps are kernel parameters, over a tensor
+//       parameter or a workspace).
 //   V19 mbarrier ops and the completion operand of tma.load and bulk.load
 //       name a `shared mbarrier[...]` buffer, and no other op accesses one;
 //       an mbarrier.wait phase is an integer scalar.
@@ -78,8 +79,9 @@
 //       own. Whether unplaced allocations fit together depends on which may
 //       share bytes: plan-shared-memory decides and reports that.
 // TMA, bulk copies and wgmma
-//   V24 A tensor map maps a tensor parameter of its element type and rank
-//       (1 to 5) and has swizzle 0, 32, 64 or 128.
+//   V24 A tensor map maps a tensor parameter or a workspace allocated in
+//       the kernel (alloc.workspace), of its element type and rank (1 to
+//       5), and has swizzle 0, 32, 64 or 128.
 //   V25 A tensor map box has every dimension in 1..256, an innermost extent
 //       that is a multiple of 16 bytes, and with swizzle an innermost extent
 //       no larger than the swizzle span.
@@ -149,6 +151,10 @@
 //       in warp_specialized mode, register counts multiples
 //       of 8 in 24..256 and only with a producer warpgroup; no marked loop
 //       inside another; and an unmarked loop has none of these attributes.
+// Tensor maps over workspaces
+//   V52 A workspace behind a tensor map has align >= 16 and, where its
+//       extents are constant, outer (row-major) strides that are multiples
+//       of 16 bytes.
 //
 // V31 to V35, V45's uniformity part and V46 need the thread analysis, which
 // assumes a well-formed kernel, so they run only when no other rule fails.

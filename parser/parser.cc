@@ -317,6 +317,11 @@ class Parser {
   }
   std::vector<Value*> recent_ = std::vector<Value*>(kRecentSize, nullptr);
   std::vector<ForwardUse> forward_uses_;
+  // Tensor maps over a workspace name an `alloc.workspace` of the body,
+  // resolved once the body is parsed: (index into the kernel's params,
+  // the name's token).
+  std::vector<std::pair<size_t, Token>> workspace_maps_;
+  absl::Status ResolveWorkspaceMaps(Kernel& kernel);
 };
 
 // ---------------------------------------------------------------------------
@@ -570,6 +575,7 @@ absl::Status Parser::ParseKernel(Module& module) {
   ++kernel_index_;
   std::fill(recent_.begin(), recent_.end(), nullptr);
   forward_uses_.clear();
+  workspace_maps_.clear();
   Advance();
 
   if (tok().IsIdentifier("sizes")) KIR_RETURN_IF_ERROR(ParseSizes(kernel));
@@ -591,6 +597,7 @@ absl::Status Parser::ParseKernel(Module& module) {
   }
   KIR_RETURN_IF_ERROR(ParseRegion(kernel.body()));
   KIR_RETURN_IF_ERROR(ResolveForwardUses());
+  KIR_RETURN_IF_ERROR(ResolveWorkspaceMaps(kernel));
   kernel_ = nullptr;
   return absl::OkStatus();
 }
@@ -613,6 +620,8 @@ absl::Status Parser::ParseSizes(Kernel& kernel) {
 // tensor-param    ::= 'global' dtype '[' index-exprs ']' tensor-attrs?
 // tensormap-param ::= 'tensormap' dtype '[' integers ']' 'of' value
 //                     map-attrs?
+// (the value: a tensor parameter before it, or an `alloc.workspace` of the
+// body)
 absl::Status Parser::ParseParam(Kernel& kernel) {
   if (!tok().is(Tok::kValueName)) return Unexpected("a parameter name");
   Token name = tok();
@@ -651,16 +660,21 @@ absl::Status Parser::ParseParam(Kernel& kernel) {
     type = Type::TensorMap(dtype, std::move(box));
     KIR_RETURN_IF_ERROR(ExpectIdentifier("of"));
     if (!tok().is(Tok::kValueName)) {
-      return Unexpected("the tensor parameter the map covers");
+      return Unexpected("the tensor parameter or workspace the map covers");
     }
-    Value* tensor = nullptr;
-    KIR_RETURN_IF_ERROR(LookupValue(tok(), &tensor));
-    const Param* covered = kernel.FindParam(tensor);
-    if (covered == nullptr || covered->kind != Param::Kind::kTensor) {
-      return ErrorAt(tok())
-             << tok().text << " is not a global tensor parameter";
+    Value* tensor = FindValue(tok().ValueName());
+    if (tensor == nullptr) {
+      // A workspace allocated in the body: resolved after it.
+      workspace_maps_.emplace_back(kernel.params().size(), tok());
+    } else {
+      const Param* covered = kernel.FindParam(tensor);
+      if (covered == nullptr || covered->kind != Param::Kind::kTensor) {
+        return ErrorAt(tok()) << tok().text
+                              << " is not a global tensor parameter or a "
+                                 "workspace (alloc.workspace)";
+      }
+      param.tensor = tensor;
     }
-    param.tensor = tensor;
     Advance();
     if (tok().is(Tok::kLBrace)) KIR_RETURN_IF_ERROR(ParseMapAttrs(param));
   } else if (std::optional<DType> scalar = ScalarTypeFromName(tok().text);
@@ -827,6 +841,27 @@ absl::Status Parser::ParseLaunch(Kernel& kernel, bool seen[3], Token first[3]) {
     ++count;
   } while (Consume(Tok::kComma));
   return Expect(Tok::kRParen, "',' or ')'");
+}
+
+absl::Status Parser::ResolveWorkspaceMaps(Kernel& kernel) {
+  for (const auto& [index, token] : workspace_maps_) {
+    Value* value = FindValue(token.ValueName());
+    if (value == nullptr) {
+      return ErrorAt(token) << "use of undefined value " << token.text
+                            << " (a tensor map covers a tensor parameter "
+                               "declared before it or a workspace of the "
+                               "body)";
+    }
+    const Op* defining = value->defining_op();
+    if (defining == nullptr || defining->kind() != OpKind::kAllocWorkspace) {
+      return ErrorAt(token) << token.text
+                            << " is not a global tensor parameter or a "
+                               "workspace (alloc.workspace)";
+    }
+    kernel.mutable_params()[index].tensor = value;
+  }
+  workspace_maps_.clear();
+  return absl::OkStatus();
 }
 
 absl::Status Parser::ResolveForwardUses() {

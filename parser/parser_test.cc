@@ -443,7 +443,8 @@ const ErrorCase kErrorCases[] = {
     {"kernel @k(%x: global f32[4] {shape = 4}) { }",
      "1:30: error: unknown tensor attribute 'shape'"},
     {"kernel @k(%x: f32, %m: tensormap f32[4] of %x) { }",
-     "1:44: error: %x is not a global tensor parameter"},
+     "1:44: error: %x is not a global tensor parameter or a workspace "
+     "(alloc.workspace)"},
     {"kernel @k() { fence.acq_rel everywhere }",
      "1:29: error: invalid value 'everywhere' for attribute 'scope' of "
      "'fence.acq_rel'"},

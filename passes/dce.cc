@@ -84,6 +84,10 @@ absl::Status EliminateDeadCode(Kernel& kernel, const PassOptions& options,
   while (changed) {
     UseCounts uses;
     CountUses(kernel.body(), uses);
+    // A tensor map over a workspace keeps the allocation.
+    for (const Param& param : kernel.params()) {
+      if (param.kind == Param::Kind::kTensorMap) ++uses[param.tensor];
+    }
     changed = SweepRegion(kernel.body(), uses, context.stats);
   }
   return absl::OkStatus();

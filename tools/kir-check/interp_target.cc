@@ -57,10 +57,14 @@ int RunDirectivesOnInterpreter(const std::shared_ptr<const SourceFile>& source,
       RunOutcome outcome = RunKernel(**program, *launch, machine);
       seconds = outcome.stats.seconds;
       out << absl::StrFormat(
-          "  interpreter: pipeline '%s', reference schedule, %d threads in %d "
-          "blocks, %d ops, %.2f s\n",
-          pipeline, outcome.stats.threads, outcome.stats.blocks,
-          outcome.stats.ops, outcome.stats.seconds);
+          "  interpreter: pipeline '%s'%s, reference schedule, %d threads in "
+          "%d blocks, %d ops, %.2f s\n",
+          pipeline,
+          directive.workspace == WorkspaceZeroing::kOnce
+              ? ", workspaces zeroed once"
+              : "",
+          outcome.stats.threads, outcome.stats.blocks, outcome.stats.ops,
+          outcome.stats.seconds);
       if (!outcome.error.ok()) {
         out << "  ERROR: " << outcome.error.message() << "\n";
         status = "FAILED";

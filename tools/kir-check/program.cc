@@ -190,10 +190,18 @@ absl::Status Program::Prepare(const Kernel& kernel) {
     TensorMapRec map;
     map.param = &param;
     map.id = static_cast<int>(maps_.size());
+    // A map over a workspace: the allocation's buffer, made here before
+    // the body's values.
+    if (param.tensor != nullptr &&
+        param.tensor->kind() == Value::Kind::kResult &&
+        param.tensor->defining_op()->kind() == OpKind::kAllocWorkspace) {
+      AddValue(param.tensor);
+    }
     const int tensor = BufferOf(param.tensor);
     if (tensor < 0) {
-      return Error(param.value->loc()) << "tensor map %" << param.value->name()
-                                       << " does not map a tensor parameter";
+      return Error(param.value->loc())
+             << "tensor map %" << param.value->name()
+             << " does not map a tensor parameter or a workspace";
     }
     map.tensor = tensor;
     map.dtype = param.value->type().dtype();

@@ -161,7 +161,12 @@ class DirectiveParser {
 
   absl::Status Parse(RunDirective& directive) {
     // Options before the kernel.
-    while (Peek().kind == Token::Kind::kName && Peek().text == "pipeline") {
+    while (Peek().kind == Token::Kind::kName &&
+           (Peek().text == "pipeline" || Peek().text == "workspace")) {
+      if (Peek().text == "workspace") {
+        if (absl::Status s = ParseWorkspace(directive); !s.ok()) return s;
+        continue;
+      }
       Next();
       if (absl::Status s = Expect("="); !s.ok()) return s;
       if (Peek().kind != Token::Kind::kString) {
@@ -241,6 +246,31 @@ class DirectiveParser {
              << (Peek().kind == Token::Kind::kEnd ? "end of line" : Peek().text)
              << "'";
     }
+    Next();
+    return absl::OkStatus();
+  }
+
+  // 'workspace' '=' ('each' | 'once')
+  absl::Status ParseWorkspace(RunDirective& directive) {
+    const Location loc = LocOf(Peek());
+    if (directive.workspace_loc.has_value()) {
+      return (Error(loc) << "'workspace' is given twice")
+          .Note(*directive.workspace_loc, "first given here");
+    }
+    Next();
+    if (absl::Status s = Expect("="); !s.ok()) return s;
+    const Token& value = Peek();
+    if (value.kind != Token::Kind::kName ||
+        (value.text != "each" && value.text != "once")) {
+      return Error(LocOf(value))
+             << "expected 'each' (zero the workspaces before every launch) "
+                "or 'once' (zero them when they are allocated), got '"
+             << (value.kind == Token::Kind::kEnd ? "end of line" : value.text)
+             << "'";
+    }
+    directive.workspace = value.text == "once" ? WorkspaceZeroing::kOnce
+                                               : WorkspaceZeroing::kEachLaunch;
+    directive.workspace_loc = loc;
     Next();
     return absl::OkStatus();
   }

@@ -9,6 +9,7 @@
 // clang-format off
 //   directive ::= '//' 'run:' option* '@'kernel binding* '=>' check (';' check)*
 //   option    ::= 'pipeline' '=' quoted-string
+//               | 'workspace' '=' ('each' | 'once')
 //   binding   ::= name '=' (number | init)
 //   init      ::= 'normal' '(' args ')' | 'uniform' '(' args ')'
 //               | 'randint' '(' args ')' | 'iota' '(' args ')'
@@ -94,6 +95,13 @@ struct Check {
   double atol = 0;
 };
 
+// When kir-run fills the kernel's workspaces (alloc.workspace) with zeros.
+enum class WorkspaceZeroing {
+  kEachLaunch,  // `workspace=each` (default): before every launch
+  kOnce,        // `workspace=once`: when allocated; the kernel must leave
+                // them as it needs them at its next launch
+};
+
 struct RunDirective {
   Location loc;      // of `run:`
   std::string text;  // after `run:`, trimmed
@@ -101,6 +109,8 @@ struct RunDirective {
   Location kernel_loc;
   std::optional<std::string> pipeline;  // `pipeline='...'`
   Location pipeline_loc;                // of the quoted pipeline
+  WorkspaceZeroing workspace = WorkspaceZeroing::kEachLaunch;
+  std::optional<Location> workspace_loc;  // of `workspace`, when given
   std::vector<Binding> bindings;
   std::vector<Check> checks;
 };

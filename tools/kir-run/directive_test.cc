@@ -77,6 +77,34 @@ TEST(RunDirectiveTest, ParsesRandint) {
   EXPECT_EQ(d.bindings[1].init.second, 2);
 }
 
+TEST(RunDirectiveTest, WorkspaceZeroingDefaultsToEachLaunch) {
+  auto directives = ParseRunDirectives(
+      Source("// run: @k => o == x\n"
+             "// run: workspace=once pipeline='default' @k => o == x\n"
+             "// run: pipeline='dce' workspace=each @k => o == x\n"));
+  ASSERT_TRUE(directives.ok()) << directives.status();
+  ASSERT_EQ(directives->size(), 3u);
+  EXPECT_EQ((*directives)[0].workspace, WorkspaceZeroing::kEachLaunch);
+  EXPECT_FALSE((*directives)[0].workspace_loc.has_value());
+  EXPECT_EQ((*directives)[1].workspace, WorkspaceZeroing::kOnce);
+  ASSERT_TRUE((*directives)[1].workspace_loc.has_value());
+  EXPECT_EQ((*directives)[1].workspace_loc->column, 9);
+  EXPECT_EQ((*directives)[1].pipeline, "default");
+  EXPECT_EQ((*directives)[2].workspace, WorkspaceZeroing::kEachLaunch);
+  EXPECT_TRUE((*directives)[2].workspace_loc.has_value());
+  EXPECT_EQ((*directives)[2].pipeline, "dce");
+}
+
+TEST(RunDirectiveTest, WorkspaceGivenTwiceNamesTheFirst) {
+  auto directives = ParseRunDirectives(
+      Source("// run: workspace=once workspace=each @k => o == x\n"));
+  ASSERT_FALSE(directives.ok());
+  EXPECT_THAT(directives.status().message(),
+              HasSubstr("test.kir:1:24: error: 'workspace' is given twice"));
+  EXPECT_THAT(directives.status().message(),
+              HasSubstr("test.kir:1:9: note: first given here"));
+}
+
 TEST(RunDirectiveTest, PrecedenceMatchesNumpy) {
   auto directives =
       ParseRunDirectives(Source("// run: @k => o == a + b * c @ d - e / f\n"));
@@ -129,6 +157,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadDirective{"// run: @k => o == x $", "unexpected character '$'"},
         BadDirective{"// run: pipeline=dce @k => o == x",
                      "expected a quoted pipeline"},
+        BadDirective{"// run: workspace=twice @k => o == x",
+                     "expected 'each' (zero the workspaces before every "
+                     "launch) or 'once' (zero them when they are allocated), "
+                     "got 'twice'"},
+        BadDirective{"// run: workspace='once' @k => o == x",
+                     "expected 'each' (zero the workspaces"},
+        BadDirective{"// run: workspace once @k => o == x",
+                     "expected '=', got 'once'"},
+        BadDirective{"// run: workspace=", "got 'end of line'"},
         BadDirective{"// run: @k x=normal(seed=1.5) => o == x",
                      "non-negative integer"},
         BadDirective{"// run: @k x=randint(seed=1, low=0.5) => o == x",

@@ -258,7 +258,9 @@ struct Launchable {
   std::vector<void*> args;
   cudaLaunchConfig_t config = {};
   cudaLaunchAttribute attributes[1];
-  std::vector<DeviceBuffer*> workspaces;  // zeroed before each launch
+  // Zeroed when allocated; with `workspace=each` also before each launch.
+  std::vector<DeviceBuffer*> workspaces;
+  WorkspaceZeroing zeroing = WorkspaceZeroing::kEachLaunch;
   std::vector<DeviceBuffer> owned_workspaces;
 };
 
@@ -477,8 +479,10 @@ double ScalarAsSeen(DType dtype, double value) {
 }
 
 absl::StatusOr<std::unique_ptr<Launchable>> MakeLaunchable(
-    const PreparedKernel& prepared, Bindings& bindings) {
+    const PreparedKernel& prepared, Bindings& bindings,
+    WorkspaceZeroing zeroing) {
   auto launchable = std::make_unique<Launchable>();
+  launchable->zeroing = zeroing;
   absl::StatusOr<LoadedLibrary> library = LoadedLibrary::Load(prepared.cubin);
   if (!library.ok()) return library.status();
   launchable->library = std::move(*library);
@@ -496,6 +500,22 @@ absl::StatusOr<std::unique_ptr<Launchable>> MakeLaunchable(
     sizes[size.get()] = bound->second;
   }
 
+  // Workspaces first: a tensor map may cover one.
+  std::map<const Value*, void*> workspace_pointers;
+  for (const CudaKernelArg& arg : prepared.abi.args) {
+    if (arg.kind != CudaKernelArg::Kind::kWorkspace) continue;
+    const std::optional<int64_t> bytes =
+        EvaluateShapeExpr(*arg.workspace_bytes, sizes);
+    if (!bytes.has_value() || *bytes < 0) {
+      return Error(arg.value->loc()) << "the size of workspace %" << arg.name
+                                     << " does not evaluate to bytes >= 0";
+    }
+    absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(*bytes);
+    if (!buffer.ok()) return buffer.status();
+    KIR_CUDA_RETURN_IF_ERROR(cudaMemset(buffer->get(), 0, buffer->bytes()));
+    launchable->owned_workspaces.push_back(std::move(*buffer));
+    workspace_pointers[arg.value] = launchable->owned_workspaces.back().get();
+  }
   for (const CudaKernelArg& arg : prepared.abi.args) {
     auto slot = std::make_unique<ArgSlot>();
     std::memset(slot->bytes, 0, sizeof(slot->bytes));
@@ -509,8 +529,24 @@ absl::StatusOr<std::unique_ptr<Launchable>> MakeLaunchable(
       case CudaKernelArg::Kind::kTensorMap: {
         const Param* param = ir.FindParam(arg.value);
         KIR_CHECK(param != nullptr && param->tensor != nullptr);
-        const BoundTensor& tensor = bindings.tensors.at(param->tensor->name());
-        if (absl::Status s = EncodeTensorMap(*param, tensor.view, slot->bytes);
+        TensorView view;
+        if (auto workspace = workspace_pointers.find(param->tensor);
+            workspace != workspace_pointers.end()) {
+          // A workspace: row-major from its base.
+          absl::StatusOr<std::vector<int64_t>> shape =
+              ShapeOf(param->tensor, sizes, param->tensor->loc());
+          if (!shape.ok()) return shape.status();
+          view.data = workspace->second;
+          view.dtype = param->tensor->type().dtype();
+          view.shape = *shape;
+          view.strides.assign(shape->size(), 1);
+          for (int d = static_cast<int>(shape->size()) - 2; d >= 0; --d) {
+            view.strides[d] = view.strides[d + 1] * (*shape)[d + 1];
+          }
+        } else {
+          view = bindings.tensors.at(param->tensor->name()).view;
+        }
+        if (absl::Status s = EncodeTensorMap(*param, view, slot->bytes);
             !s.ok())
           return s;
         break;
@@ -531,16 +567,7 @@ absl::StatusOr<std::unique_ptr<Launchable>> MakeLaunchable(
         break;
       }
       case CudaKernelArg::Kind::kWorkspace: {
-        const std::optional<int64_t> bytes =
-            EvaluateShapeExpr(*arg.workspace_bytes, sizes);
-        if (!bytes.has_value() || *bytes < 0) {
-          return Error(arg.value->loc()) << "the size of workspace %" << name
-                                         << " does not evaluate to bytes >= 0";
-        }
-        absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(*bytes);
-        if (!buffer.ok()) return buffer.status();
-        launchable->owned_workspaces.push_back(std::move(*buffer));
-        void* pointer = launchable->owned_workspaces.back().get();
+        void* pointer = workspace_pointers.at(arg.value);
         std::memcpy(slot->bytes, &pointer, sizeof(pointer));
         break;
       }
@@ -586,7 +613,10 @@ absl::StatusOr<std::unique_ptr<Launchable>> MakeLaunchable(
   return launchable;
 }
 
+// With `workspace=once` the kernel keeps its workspaces as its next launch
+// needs them (a split-K semaphore resets itself), and this does nothing.
 absl::Status ResetWorkspaces(const Launchable& launchable) {
+  if (launchable.zeroing == WorkspaceZeroing::kOnce) return absl::OkStatus();
   for (DeviceBuffer* workspace : launchable.workspaces) {
     KIR_CUDA_RETURN_IF_ERROR(
         cudaMemsetAsync(workspace->get(), 0, workspace->bytes(), nullptr));
@@ -843,8 +873,10 @@ absl::Status DirectiveRun::PrepareVariants() {
                  ? absl::StrCat(" + ", kSharedLayoutPass,
                                 " (shared allocations without offsets)")
                  : "")
-         << ", "
-         << (variant.prepared.compile.cache_hit ? "cache hit" : "NVRTC")
+         << (directive_.workspace == WorkspaceZeroing::kOnce
+                 ? ", workspaces zeroed once"
+                 : "")
+         << ", " << (variant.prepared.compile.cache_hit ? "cache hit" : "NVRTC")
          << absl::StrFormat(" %.1f ms", variant.prepared.compile.seconds * 1e3)
          << "\n";
     variants_.push_back(std::move(variant));
@@ -1156,7 +1188,7 @@ absl::Status DirectiveRun::Execute() {
   }
   for (Variant& variant : variants_) {
     absl::StatusOr<std::unique_ptr<Launchable>> launchable =
-        MakeLaunchable(variant.prepared, *bindings_);
+        MakeLaunchable(variant.prepared, *bindings_, directive_.workspace);
     if (!launchable.ok()) return launchable.status();
     variant.launchable = std::move(*launchable);
     absl::StatusOr<KernelResources> resources =
@@ -1280,7 +1312,7 @@ int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile>& source,
     if (absl::Status s = InitializeInputs(*bindings, **engine); !s.ok())
       return s;
     absl::StatusOr<std::unique_ptr<Launchable>> launchable =
-        MakeLaunchable(*prepared, *bindings);
+        MakeLaunchable(*prepared, *bindings, directive.workspace);
     if (!launchable.ok()) return launchable.status();
     const Launchable& kernel = **launchable;
     // The direct call, with its own copy of the configuration.
