@@ -30,6 +30,31 @@ constexpr char kSplitKLowered[] = "splitk-lowered";
 constexpr char kPartialElements[] = "partial-elements";
 constexpr char kVectorLanes[] = "vector-lanes";
 constexpr int kMaxVectorBytes = 16;
+// TMA modes: a box dimension holds at most 256 elements; the staged tile
+// must fit the block's shared memory (227 KiB) with room to spare.
+constexpr int64_t kMaxBoxExtent = 256;
+constexpr int64_t kMaxStageBytes = 227 * 1024;
+
+enum class Mode { kSerial, kTmaSerial, kTmaAtomic };
+
+std::optional<Mode> ModeNamed(absl::string_view name) {
+  if (name == "serial") return Mode::kSerial;
+  if (name == "tma-serial") return Mode::kTmaSerial;
+  if (name == "tma-atomic") return Mode::kTmaAtomic;
+  return std::nullopt;
+}
+
+const char* ModeName(Mode mode) {
+  switch (mode) {
+    case Mode::kSerial:
+      return "serial";
+    case Mode::kTmaSerial:
+      return "tma-serial";
+    case Mode::kTmaAtomic:
+      return "tma-atomic";
+  }
+  return "?";
+}
 
 int DimIndex(absl::string_view dim) {
   return dim == "x" ? 0 : dim == "y" ? 1 : 2;
@@ -115,12 +140,14 @@ struct SplitPlan {
   DType partial_type = DType::kF32;
   DType work_type = DType::kF32;
   int lanes = 1;  // V
+  Mode mode = Mode::kSerial;
+  int64_t elements = 1;  // of the partial, per thread (E)
 };
 
 class Checker {
  public:
-  Checker(const Kernel& kernel, Op& splitk, DType work_type)
-      : kernel_(kernel), splitk_(splitk), work_type_(work_type) {}
+  Checker(const Kernel& kernel, Op& splitk, DType work_type, Mode mode)
+      : kernel_(kernel), splitk_(splitk), work_type_(work_type), mode_(mode) {}
 
   absl::StatusOr<SplitPlan> Run() {
     SplitPlan plan;
@@ -128,8 +155,10 @@ class Checker {
     plan.partial = splitk_.operand_value(0);
     plan.split_dim = DimIndex(splitk_.GetString("dim"));
     plan.work_type = work_type_;
+    plan.mode = mode_;
     if (absl::Status s = CheckPlace(plan); !s.ok()) return s;
     if (absl::Status s = CheckPartial(plan); !s.ok()) return s;
+    if (absl::Status s = CheckTma(plan); !s.ok()) return s;
     if (absl::Status s = CheckReturns(); !s.ok()) return s;
     if (absl::Status s = CheckSplitIndex(plan); !s.ok()) return s;
     if (absl::Status s = CheckReadsAfter(plan); !s.ok()) return s;
@@ -178,6 +207,7 @@ class Checker {
       const std::optional<int64_t> value = extent.AsConstant();
       KIR_CHECK(value.has_value());
       plan.shape.push_back(*value);
+      plan.elements *= *value;
     }
     const int widest =
         std::max(DTypeBytes(plan.partial_type), DTypeBytes(plan.work_type));
@@ -186,6 +216,53 @@ class Checker {
     while (plan.lanes * 2 * widest <= kMaxVectorBytes &&
            inner % (plan.lanes * 2) == 0) {
       plan.lanes *= 2;
+    }
+    return absl::OkStatus();
+  }
+
+  // What the bulk tensor reduction and one TMA box can do: the staged tile
+  // is [1, 1, E, T/32, 32] (element e of thread t at [e, t/32, t%32]).
+  absl::Status CheckTma(const SplitPlan& plan) {
+    if (plan.mode == Mode::kSerial) return absl::OkStatus();
+    const std::string mode = ModeName(plan.mode);
+    const std::string& op = splitk_.GetString("op");
+    if (op != "add" && plan.mode == Mode::kTmaAtomic) {
+      return Error(splitk_.loc())
+             << "serialize-split-k mode=tma-atomic reduces every split into "
+                "a zeroed work tile, and zero is the identity of add only; "
+                "this splitk combines with '"
+             << op << "' (use mode=serial or mode=tma-serial)";
+    }
+    if (op != "add" && plan.work_type == DType::kF32) {
+      return Error(splitk_.loc())
+             << "serialize-split-k mode=" << mode
+             << " combines with the bulk tensor reduction, which has no f32 "
+                "'"
+             << op
+             << "' (cp.reduce.async.bulk.tensor min/max take f16, bf16 and "
+                "integers); use work=bf16 or work=f16, or mode=serial";
+    }
+    if (plan.threads % 32 != 0) {
+      return Error(splitk_.loc())
+             << "serialize-split-k mode=" << mode << " stages the partials of "
+             << plan.threads
+             << " threads as whole warps (a TMA box of [E, warps, 32]); the "
+                "participating threads must be a multiple of 32";
+    }
+    if (plan.elements > kMaxBoxExtent) {
+      return Error(splitk_.loc())
+             << "serialize-split-k mode=" << mode << ": %"
+             << plan.partial->name() << " holds " << plan.elements
+             << " elements per thread, more than the 256 one TMA box "
+                "dimension can carry (use mode=serial)";
+    }
+    const int64_t bytes =
+        plan.elements * plan.threads * DTypeBytes(plan.work_type);
+    if (bytes > kMaxStageBytes) {
+      return Error(splitk_.loc())
+             << "serialize-split-k mode=" << mode << " stages " << bytes
+             << " bytes of partials in shared memory, more than a block has "
+                "(227 KiB); use a narrower work type or mode=serial";
     }
     return absl::OkStatus();
   }
@@ -283,6 +360,7 @@ class Checker {
   const Kernel& kernel_;
   Op& splitk_;
   DType work_type_;
+  Mode mode_;
 };
 
 // Builds the lowered form of one splitk.
@@ -292,28 +370,26 @@ class Rewriter {
       : kernel_(kernel), context_(context), plan_(std::move(plan)) {}
 
   void Run() {
+    if (plan_.mode == Mode::kSerial) {
+      RunSerial();
+    } else {
+      RunTma();
+    }
+    context_.stats.Add(kSplitKLowered);
+    context_.stats.Add(kPartialElements, plan_.elements);
+    context_.stats.Add(kVectorLanes, plan_.lanes);
+  }
+
+ private:
+  enum class Step { kStore, kAdd, kLoadSum };
+
+  void RunSerial() {
     Op& splitk = *plan_.splitk;
     Region& region = *splitk.parent_region();
     AddWorkspaces();
-
-    // The body in place of the splitk.
-    int at = region.IndexOf(&splitk);
-    Region& body = splitk.region(0);
-    while (!body.empty()) region.Insert(at++, body.Take(0));
-
-    OpBuilder b(region, at);
-    b.set_loc(splitk.loc());
-    b.set_provenance(Provenance{kPassName, {}});
-    constants_.clear();
-    builder_ = &b;
-
-    const int split_dim = plan_.split_dim;
-    const std::array<int, 2> tile_dims = TileDims(split_dim);
-    Value* split = Query(OpKind::kBlockId, split_dim, "sk_split");
-    Value* splits = Query(OpKind::kGridDim, split_dim, "sk_splits");
-    tile_[0] = Query(OpKind::kBlockId, tile_dims[0], "sk_tile0");
-    tile_[1] = Query(OpKind::kBlockId, tile_dims[1], "sk_tile1");
-    thread_ = ThreadInRole();
+    Value* split = nullptr;
+    Value* splits = nullptr;
+    OpBuilder& b = BeginAfterBody(&split, &splits);
 
     // Every index constant the loops use, before the first branch.
     for (int64_t extent : plan_.shape) {
@@ -375,16 +451,329 @@ class Rewriter {
                     {"order", Attribute::Enum("release")}});
     }
     region.Take(region.IndexOf(&splitk));
-
-    int64_t elements = 1;
-    for (int64_t extent : plan_.shape) elements *= extent;
-    context_.stats.Add(kSplitKLowered);
-    context_.stats.Add(kPartialElements, elements);
-    context_.stats.Add(kVectorLanes, plan_.lanes);
   }
 
- private:
-  enum class Step { kStore, kAdd, kLoadSum };
+  // mode=tma-serial and mode=tma-atomic: every participating thread stages
+  // its partial in a shared tile [1, 1, E, T/32, 32]; one thread (t == 0,
+  // which uniform-predicates turns into an elected lane) moves the tile
+  // with one TMA store or reduction into the tile's slot of the work
+  // buffer [G1, G2, E, T/32, 32], commits, waits for the writes (not only
+  // the reads) and releases. The thread that acquires the finished sum
+  // tells the others through a shared hand-over word, whose store and
+  // loads insert-syncs orders with a barrier over exactly the
+  // participating threads; that barrier hands the acquire over.
+  void RunTma() {
+    Op& splitk = *plan_.splitk;
+    Region& region = *splitk.parent_region();
+    AddTmaBuffers();
+    Value* split = nullptr;
+    Value* splits = nullptr;
+    OpBuilder& b = BeginAfterBody(&split, &splits);
+    for (int64_t extent : plan_.shape) Index(extent);
+    Index(0);
+    Index(1);
+    Index(32);
+    constants_frozen_ = true;
+    warp_ = b.Binary(OpKind::kDiv, thread_, Index(32), "sk_warp");
+    lane_ = b.Binary(OpKind::kRem, thread_, Index(32), "sk_lane");
+
+    one32_ = b.Constant(1, DType::kI32, "sk_one32");
+    zero32_ = b.Constant(0, DType::kI32, "sk_zero32");
+    Value* last_split = b.Binary(OpKind::kSub, splits, Index(1), "sk_last");
+    Value* issuer = b.Compare("eq", thread_, Index(0), "sk_issuer");
+
+    if (plan_.mode == Mode::kTmaAtomic) {
+      // Every split reduces into the zeroed tile and arrives.
+      Stage(b);
+      Value* last32 = Cast(last_split, DType::kI32, "sk_last32");
+      Op* issue_if = b.If(issuer);
+      {
+        OpBuilder issue(issue_if->region(0));
+        Inherit(issue);
+        issue.Create(OpKind::kTmaReduce, {MapRef(), StageRef()},
+                     {{"op", Attribute::Enum("add")}});
+        CommitAndWait(issue);
+        Value* arrived =
+            issue
+                .Create(OpKind::kAtomic, {SyncRef(), Use(one32_)},
+                        {{"op", Attribute::Enum("add")},
+                         {"order", Attribute::Enum("acq_rel")}},
+                        {Type::Scalar(DType::kI32)}, {"sk_arrived"})
+                ->result();
+        Value* all = issue.Compare("eq", arrived, last32, "sk_all_arrived");
+        Op* reset_if = issue.If(all);
+        {
+          // Every split has arrived: the counter is free for the next
+          // launch.
+          OpBuilder reset(reset_if->region(0));
+          Inherit(reset);
+          reset.Create(OpKind::kAtomic, {SyncRef(), Use(zero32_)},
+                       {{"op", Attribute::Enum("exch")}},
+                       {Type::Scalar(DType::kI32)}, {"sk_count_reset"});
+        }
+        Value* flag =
+            issue
+                .Create(OpKind::kSelect, {Use(all), Use(one32_), Use(zero32_)},
+                        {}, {Type::Scalar(DType::kI32)}, {"sk_all32"})
+                ->result();
+        issue.Create(OpKind::kStore, {HandoffRef(), Use(flag)});
+      }
+      Value* seen = b.Create(OpKind::kLoad, {HandoffRef()}, {},
+                             {Type::Scalar(DType::kI32)}, {"sk_handed"})
+                        ->result();
+      Value* runs = b.Compare("ne", seen, zero32_, "sk_runs_epilogue");
+      Op* last_if = b.If(runs);
+      OpBuilder last(last_if->region(0));
+      Inherit(last);
+      // The sum replaces my partial; the tile goes back to zero.
+      Value* zero_work = WorkZero(last);
+      ForEachElement(last, [&](OpBuilder& e, const std::vector<Value*>& idx,
+                               Value* linear) {
+        Value* sum = e.Create(OpKind::kLoad, {WorkRef(linear)}, {},
+                              {Type::Scalar(plan_.work_type)}, {"sk_sum_w"})
+                         ->result();
+        e.Create(
+            OpKind::kStore,
+            {Ref(plan_.partial, idx),
+             Use(Convert(e, sum, Type::Scalar(plan_.partial_type), "sk_sum"))});
+        e.Create(OpKind::kStore, {WorkRef(linear), Use(zero_work)});
+      });
+      MoveEpilogue(last_if->region(0));
+      region.Take(region.IndexOf(&splitk));
+      return;
+    }
+
+    // tma-serial: the splits take turns on one semaphore per tile.
+    Value* turn = Cast(split, DType::kI32, "sk_turn");
+    Value* has_prev = b.Compare("ne", split, Index(0), "sk_has_prev");
+    Value* is_last = b.Compare("eq", split, last_split, "sk_is_last");
+    Value* is_first = b.Compare("eq", split, Index(0), "sk_is_first");
+    Op* last_if = b.If(is_last);
+    {
+      OpBuilder last(last_if->region(0));
+      Inherit(last);
+      Op* issue_if = last.If(issuer);
+      {
+        OpBuilder issue(issue_if->region(0));
+        Inherit(issue);
+        Op* prev_if = issue.If(has_prev);
+        OpBuilder prev(prev_if->region(0));
+        Inherit(prev);
+        prev.Create(OpKind::kSemWait, {SyncRef(), Use(turn)});
+        // Every earlier split has released: reset for the next launch.
+        prev.Create(OpKind::kAtomic, {SyncRef(), Use(zero32_)},
+                    {{"op", Attribute::Enum("exch")}},
+                    {Type::Scalar(DType::kI32)}, {"sk_reset"});
+        // How many splits the work tile holds (0 when I am the only one).
+        issue.Create(OpKind::kStore, {HandoffRef(), Use(turn)});
+      }
+      Value* held = last.Create(OpKind::kLoad, {HandoffRef()}, {},
+                                {Type::Scalar(DType::kI32)}, {"sk_held"})
+                        ->result();
+      Value* has_sum = last.Compare("ne", held, zero32_, "sk_has_sum");
+      Op* sum_if = last.If(has_sum);
+      OpBuilder add(sum_if->region(0));
+      Inherit(add);
+      ForEachElement(add, [&](OpBuilder& e, const std::vector<Value*>& idx,
+                              Value* linear) {
+        Value* sum =
+            Convert(e,
+                    e.Create(OpKind::kLoad, {WorkRef(linear)}, {},
+                             {Type::Scalar(plan_.work_type)}, {"sk_sum_w"})
+                        ->result(),
+                    Type::Scalar(plan_.partial_type), "sk_sum");
+        Value* part = e.Create(OpKind::kLoad, {Ref(plan_.partial, idx)}, {},
+                               {Type::Scalar(plan_.partial_type)}, {"sk_part"})
+                          ->result();
+        Value* total = e.Binary(CombineKind(), sum, part, "sk_total");
+        e.Create(OpKind::kStore, {Ref(plan_.partial, idx), Use(total)});
+      });
+      MoveEpilogue(last_if->region(0));
+    }
+    {
+      OpBuilder other(last_if->region(1));
+      Inherit(other);
+      Stage(other);
+      Op* issue_if = other.If(issuer);
+      OpBuilder issue(issue_if->region(0));
+      Inherit(issue);
+      Op* wait_if = issue.If(has_prev);
+      {
+        OpBuilder wait(wait_if->region(0));
+        Inherit(wait);
+        wait.Create(OpKind::kSemWait, {SyncRef(), Use(turn)});
+      }
+      Op* first_if = issue.If(is_first);
+      {
+        OpBuilder store(first_if->region(0));
+        Inherit(store);
+        store.Create(OpKind::kTmaStore, {MapRef(), StageRef()});
+        OpBuilder reduce(first_if->region(1));
+        Inherit(reduce);
+        reduce.Create(OpKind::kTmaReduce, {MapRef(), StageRef()},
+                      {{"op", Attribute::Enum(plan_.splitk->GetString("op"))}});
+      }
+      CommitAndWait(issue);
+      issue.Create(OpKind::kReduce, {SyncRef(), Use(one32_)},
+                   {{"op", Attribute::Enum("add")},
+                    {"order", Attribute::Enum("release")}});
+    }
+    region.Take(region.IndexOf(&splitk));
+  }
+
+  // Moves the splitk's body in its place and returns a builder right after
+  // it, having made the split index and count, the tile indices and the
+  // thread's index among the participants there.
+  OpBuilder& BeginAfterBody(Value** split, Value** splits) {
+    Op& splitk = *plan_.splitk;
+    Region& region = *splitk.parent_region();
+    int at = region.IndexOf(&splitk);
+    Region& body = splitk.region(0);
+    while (!body.empty()) region.Insert(at++, body.Take(0));
+    top_ = std::make_unique<OpBuilder>(region, at);
+    Inherit(*top_);
+    constants_.clear();
+    builder_ = top_.get();
+    const std::array<int, 2> tile_dims = TileDims(plan_.split_dim);
+    *split = Query(OpKind::kBlockId, plan_.split_dim, "sk_split");
+    *splits = Query(OpKind::kGridDim, plan_.split_dim, "sk_splits");
+    tile_[0] = Query(OpKind::kBlockId, tile_dims[0], "sk_tile0");
+    tile_[1] = Query(OpKind::kBlockId, tile_dims[1], "sk_tile1");
+    thread_ = ThreadInRole();
+    return *top_;
+  }
+
+  // The commit of the issuer's bulk group and the wait for its global
+  // writes (no `read`: a release must follow their completion, R5).
+  void CommitAndWait(OpBuilder& b) {
+    Value* group = b.Create(OpKind::kBulkCommit, {}, {},
+                            {Type::Token(TokenKind::kBulk)}, {"sk_group"})
+                       ->result();
+    b.Create(OpKind::kBulkWait, {Use(group)});
+  }
+
+  // Every thread writes its partial, in the work type, into its column of
+  // the staged tile.
+  void Stage(OpBuilder& b) {
+    ForEachElement(b, [&](OpBuilder& e, const std::vector<Value*>& idx,
+                          Value* linear) {
+      Value* part = e.Create(OpKind::kLoad, {Ref(plan_.partial, idx)}, {},
+                             {Type::Scalar(plan_.partial_type)}, {"sk_part"})
+                        ->result();
+      e.Create(
+          OpKind::kStore,
+          {Ref(stage_, {Index(0), Index(0), linear, warp_, lane_}),
+           Use(Convert(e, part, Type::Scalar(plan_.work_type), "sk_part_w"))});
+    });
+  }
+
+  // Loops over every element of the partial (fully unrolled: it lives in
+  // registers), giving `fn` the element's indices and its linear number.
+  template <typename Fn>
+  void ForEachElement(OpBuilder& outer, Fn fn) {
+    std::vector<Value*> indices;
+    std::vector<std::unique_ptr<OpBuilder>> builders;
+    OpBuilder* b = &outer;
+    Value* linear = nullptr;
+    for (size_t d = 0; d < plan_.shape.size(); ++d) {
+      const int64_t extent = plan_.shape[d];
+      if (extent == 1) {
+        indices.push_back(Index(0));
+        continue;
+      }
+      Op* loop = b->For(Index(0), Index(extent), Index(1),
+                        kernel_.FreshName(absl::StrCat("sk_e", d)),
+                        static_cast<int>(extent));
+      builders.push_back(std::make_unique<OpBuilder>(loop->region(0)));
+      b = builders.back().get();
+      Inherit(*b);
+      Value* iv = loop->region(0).argument(0);
+      indices.push_back(iv);
+      linear = linear == nullptr ? iv
+                                 : b->Binary(OpKind::kAdd,
+                                             b->Binary(OpKind::kMul, linear,
+                                                       Index(extent), "sk_row"),
+                                             iv, "sk_elem");
+    }
+    fn(*b, indices, linear != nullptr ? linear : Index(0));
+  }
+
+  Value* WorkZero(OpBuilder& b) {
+    return b.FloatConstant(0.0, plan_.work_type, "sk_work_zero");
+  }
+
+  // The epilogue, formerly the splitk's, at the end of `region`.
+  void MoveEpilogue(Region& region) {
+    Region& epilogue = plan_.splitk->region(1);
+    while (!epilogue.empty()) region.Append(epilogue.Take(0));
+  }
+
+  Operand StageRef() const {
+    return Ref(stage_, {constants_.at(0), constants_.at(0), constants_.at(0),
+                        constants_.at(0), constants_.at(0)});
+  }
+  Operand MapRef() const {
+    return Ref(map_, {tile_[0], tile_[1], constants_.at(0), constants_.at(0),
+                      constants_.at(0)});
+  }
+  Operand WorkRef(Value* linear) const {
+    return Ref(work_, {tile_[0], tile_[1], linear, warp_, lane_});
+  }
+  Operand SyncRef() const { return Ref(sem_, {tile_[0], tile_[1]}); }
+  Operand HandoffRef() const { return Ref(handoff_, {constants_.at(0)}); }
+
+  // TMA modes: the per-tile semaphore or arrival counter and the work
+  // buffer (workspaces, with a tensor map over the work buffer), the staged
+  // tile and the hand-over word (shared), before the splitk's top-level
+  // ancestor.
+  void AddTmaBuffers() {
+    const Op* top = plan_.role != nullptr ? plan_.role : plan_.splitk;
+    Region& body = kernel_.body();
+    OpBuilder b(body, body.IndexOf(top));
+    Inherit(b);
+    const std::array<int, 2> tile_dims = TileDims(plan_.split_dim);
+    const std::vector<IndexExpr> tiles = {kernel_.grid[tile_dims[0]],
+                                          kernel_.grid[tile_dims[1]]};
+    const bool atomic = plan_.mode == Mode::kTmaAtomic;
+    sem_ = b.Create(OpKind::kAllocWorkspace, {}, {},
+                    {Type::Buffer(MemorySpace::kGlobal, DType::kI32, tiles)},
+                    {atomic ? "sk_count" : "sk_sem"})
+               ->result();
+    const int64_t warps = plan_.threads / 32;
+    std::vector<IndexExpr> shape = tiles;
+    for (int64_t extent : {plan_.elements, warps, int64_t{32}}) {
+      shape.push_back(IndexExpr::Constant(extent));
+    }
+    work_ =
+        b.Create(OpKind::kAllocWorkspace, {}, {},
+                 {Type::Buffer(MemorySpace::kGlobal, plan_.work_type, shape)},
+                 {"sk_work"})
+            ->result();
+    std::vector<IndexExpr> tile;
+    for (int64_t extent :
+         {int64_t{1}, int64_t{1}, plan_.elements, warps, int64_t{32}}) {
+      tile.push_back(IndexExpr::Constant(extent));
+    }
+    stage_ =
+        b.Create(OpKind::kAllocShared, {}, {{"align", Attribute::Int(128)}},
+                 {Type::Buffer(MemorySpace::kShared, plan_.work_type, tile)},
+                 {"sk_stage"})
+            ->result();
+    handoff_ = b.Create(OpKind::kAllocShared, {}, {},
+                        {Type::Buffer(MemorySpace::kShared, DType::kI32,
+                                      {IndexExpr::Constant(1)})},
+                        {"sk_handoff"})
+                   ->result();
+    Param map;
+    map.kind = Param::Kind::kTensorMap;
+    map.tensor = work_;
+    map_ = kernel_
+               .AddParam(kernel_.FreshName("sk_work_map"),
+                         Type::TensorMap(plan_.work_type,
+                                         {1, 1, plan_.elements, warps, 32}),
+                         std::move(map), plan_.splitk->loc())
+               .value;
+  }
 
   void Inherit(OpBuilder& builder) const {
     builder.set_loc(plan_.splitk->loc());
@@ -565,6 +954,7 @@ class Rewriter {
   PassContext& context_;
   SplitPlan plan_;
   OpBuilder* builder_ = nullptr;
+  std::unique_ptr<OpBuilder> top_;  // after the body, at the splitk's level
   std::map<int64_t, Value*> constants_;
   bool constants_frozen_ = false;
   Value* sem_ = nullptr;
@@ -572,6 +962,13 @@ class Rewriter {
   Value* tile_[2] = {nullptr, nullptr};
   Value* thread_ = nullptr;
   Value* one32_ = nullptr;
+  // TMA modes.
+  Value* zero32_ = nullptr;
+  Value* warp_ = nullptr;
+  Value* lane_ = nullptr;
+  Value* stage_ = nullptr;
+  Value* handoff_ = nullptr;
+  Value* map_ = nullptr;
 };
 
 }  // namespace
@@ -587,14 +984,16 @@ absl::Status SerializeSplitK(Kernel& kernel, const PassOptions& options,
   if (!work_name.ok()) return work_name.status();
   const std::optional<DType> work_type = WorkType(*work_name);
   KIR_CHECK(work_type.has_value()) << "undeclared work type " << *work_name;
-  KIR_CHECK(*mode == "serial") << "undeclared mode " << *mode;
+  const std::optional<Mode> parsed_mode = ModeNamed(*mode);
+  KIR_CHECK(parsed_mode.has_value()) << "undeclared mode " << *mode;
   while (true) {
     Op* splitk = nullptr;
     Walk(kernel.body(), [&](Op& op) {
       if (splitk == nullptr && op.kind() == OpKind::kSplitK) splitk = &op;
     });
     if (splitk == nullptr) break;
-    absl::StatusOr<SplitPlan> plan = Checker(kernel, *splitk, *work_type).Run();
+    absl::StatusOr<SplitPlan> plan =
+        Checker(kernel, *splitk, *work_type, *parsed_mode).Run();
     if (!plan.ok()) return plan.status();
     Rewriter(kernel, context, *std::move(plan)).Run();
   }

@@ -1,11 +1,12 @@
 // Lowers `splitk`: the blocks of one output tile combine their partials
-// in split order through per-thread semaphores of each tile and a global
-// work buffer, and the last split runs the epilogue on the combined
+// in a global work buffer, in split order through semaphores (serial,
+// tma-serial) or in any order through TMA reduction and an arrival counter
+// (tma-atomic), and one block per tile runs the epilogue on the combined
 // partial.
 //
 // Pass: serialize-split-k
-// Options: mode=serial (the only mode so far); work=f32 (default) | bf16 |
-//   f16, the work buffer's element type.
+// Options: mode=serial (default) | tma-serial | tma-atomic; work=f32
+//   (default) | bf16 | f16, the work buffer's element type.
 // Requires: a verified kernel in the unlowered reading (ir/language.md,
 //   "Two readings", 4). Each `splitk` sits at the kernel's top level or
 //   directly in a role (so that the threads that take part are known), no
@@ -42,16 +43,73 @@
 //     `[o1, o2, c, t, :]` (consecutive threads, consecutive 16 bytes).
 //   - Statistics: `splitk-lowered`, `partial-elements` (per thread),
 //     `vector-lanes`.
+// Ensures (mode=tma-serial and mode=tma-atomic), with E the partial's
+//   elements per thread and thread t of the T participating threads owning
+//   column (t / 32, t % 32):
+//   - Buffers, before the splitk's top-level ancestor: a per-tile i32
+//     workspace `%sk_sem[G1, G2]` (tma-serial: the turn) or
+//     `%sk_count[G1, G2]` (tma-atomic: arrivals); the work buffer
+//     `%sk_work: global W[G1, G2, E, T/32, 32]` and a new tensor map
+//     parameter `%sk_work_map: tensormap W[1, 1, E, T/32, 32] of %sk_work`
+//     (one box is one tile); the staged tile
+//     `%sk_stage: shared W[1, 1, E, T/32, 32] {align = 128}`; and the
+//     hand-over word `%sk_handoff: shared i32[1]`.
+//   - Staging: every participating thread stores its partial, converted to
+//     W, into its column of %sk_stage. One thread issues (`t == 0`, a
+//     single-thread guard without else, which uniform-predicates turns into
+//     an elected lane), commits its bulk group (`bulk.commit`) and waits
+//     for it with `bulk.wait` without `read`: the global writes are
+//     complete and visible to the issuer before its release (R5).
+//   - tma-serial, split z < S-1: stage; the issuer waits for %sk_sem == z
+//     (z > 0), TMA-stores the tile (z = 0) or TMA-reduces it with the
+//     splitk's op (z > 0) into the tile's slot, commits, waits, and
+//     releases with `red add 1 {order = release}`. Split S-1: the issuer
+//     waits for %sk_sem == S-1 (S > 1), resets it to zero (`atomic exch`)
+//     and stores S-1 into %sk_handoff; every participating thread loads it
+//     and, when it is not zero, adds the work tile into its registers
+//     (sum op partial, so the order is that of the unlowered reading), then
+//     runs the epilogue. Deterministic.
+//   - tma-atomic: every split stages, and the issuer TMA-reduce-adds into
+//     the zeroed work tile, commits, waits, and arrives with `atomic add 1
+//     {order = acq_rel}`; the one that sees S-1 arrivals before its own
+//     resets the counter (`atomic exch 0`); the issuer stores whether it
+//     was last into %sk_handoff. Every participating thread loads it; in
+//     the last block each loads the sum into its partial, stores zero back
+//     (the tile is zeroed for the next launch) and runs the epilogue. Not
+//     bit-deterministic (the reductions of different blocks land in any
+//     order).
+//   - Who orders the rest: insert-syncs places the barrier between the
+//     staging stores and the TMA, and the barrier between the hand-over
+//     store and its loads, which also hands the issuer's acquire (and, in
+//     tma-atomic, its completed reduction) to the reading threads; both are
+//     barrier.block at the top level and barrier.named over the role's
+//     threads in a role, also when circular-buffer puts the code into a
+//     consumer role after this pass. insert-proxy-fences places
+//     `fence.proxy.async shared_cta` after the staging stores (R1) and
+//     `fence.proxy.async global` after the turn's acquire, before the TMA
+//     reduction (R7). The reading threads load the sum with generic loads
+//     after a generic acquire: the reducers' completed bulk groups need no
+//     fence there.
 // Errors (located): a splitk that is not at the top level or directly in
 //   a role; a non-constant block; a partial that is not a float `reg`
 //   buffer; a `return` before the splitk or in its body; a split dimension
 //   used for something else: the epilogue depending on the split index
 //   (block.id dim: only the last split runs it), or a global write whose
 //   address depends on it; a read of the partial after the splitk, where
-//   no mode provides the combined value.
-// Does not: insert barriers, proxy fences, commits or waits (none are
-//   needed between a thread's own accesses of its own slice), elect
-//   issuers, or free the workspaces (the launcher owns them).
+//   no mode provides the combined value. TMA modes: min/max with work=f32
+//   (the bulk tensor reduction has no f32 min/max); min/max with
+//   tma-atomic (a zeroed tile is the identity of add only); participating
+//   threads that are not whole warps; more than 256 partial elements per
+//   thread (one box dimension); a staged tile larger than 227 KiB.
+// Does not: insert barriers or proxy fences (insert-syncs and
+//   insert-proxy-fences, as above; mode=serial needs none between a
+//   thread's own accesses of its own slice), commits and waits other than
+//   the TMA modes' commit and non-`read` wait before a release (a second
+//   run of insert-async-waits keeps them), elect issuers
+//   (uniform-predicates), or free the workspaces (the launcher owns them).
+//   In tma-atomic the epilogue runs under the loaded hand-over word, which
+//   the thread analysis cannot prove uniform: an epilogue that needs a
+//   barrier is then insert-syncs' located error.
 #ifndef KIR_PASSES_SERIALIZE_SPLIT_K_H_
 #define KIR_PASSES_SERIALIZE_SPLIT_K_H_
 
