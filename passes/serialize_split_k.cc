@@ -483,67 +483,76 @@ class Rewriter {
     Value* issuer = b.Compare("eq", thread_, Index(0), "sk_issuer");
 
     if (plan_.mode == Mode::kTmaAtomic) {
-      // Every split reduces into the zeroed tile and arrives.
-      Stage(b);
-      Value* last32 = Cast(last_split, DType::kI32, "sk_last32");
-      Op* issue_if = b.If(issuer);
-      {
-        OpBuilder issue(issue_if->region(0));
-        Inherit(issue);
-        issue.Create(OpKind::kTmaReduce, {MapRef(), StageRef()},
-                     {{"op", Attribute::Enum("add")}});
-        CommitAndWait(issue);
-        Value* arrived =
-            issue
-                .Create(OpKind::kAtomic, {SyncRef(), Use(one32_)},
-                        {{"op", Attribute::Enum("add")},
-                         {"order", Attribute::Enum("acq_rel")}},
-                        {Type::Scalar(DType::kI32)}, {"sk_arrived"})
-                ->result();
-        Value* all = issue.Compare("eq", arrived, last32, "sk_all_arrived");
-        Op* reset_if = issue.If(all);
-        {
-          // Every split has arrived: the counter is free for the next
-          // launch.
-          OpBuilder reset(reset_if->region(0));
-          Inherit(reset);
-          reset.Create(OpKind::kAtomic, {SyncRef(), Use(zero32_)},
-                       {{"op", Attribute::Enum("exch")}},
-                       {Type::Scalar(DType::kI32)}, {"sk_count_reset"});
-        }
-        Value* flag =
-            issue
-                .Create(OpKind::kSelect, {Use(all), Use(one32_), Use(zero32_)},
-                        {}, {Type::Scalar(DType::kI32)}, {"sk_all32"})
-                ->result();
-        issue.Create(OpKind::kStore, {HandoffRef(), Use(flag)});
-      }
-      Value* seen = b.Create(OpKind::kLoad, {HandoffRef()}, {},
-                             {Type::Scalar(DType::kI32)}, {"sk_handed"})
-                        ->result();
-      Value* runs = b.Compare("ne", seen, zero32_, "sk_runs_epilogue");
-      Op* last_if = b.If(runs);
-      OpBuilder last(last_if->region(0));
-      Inherit(last);
-      // The sum replaces my partial; the tile goes back to zero.
-      Value* zero_work = WorkZero(last);
-      ForEachElement(last, [&](OpBuilder& e, const std::vector<Value*>& idx,
-                               Value* linear) {
-        Value* sum = e.Create(OpKind::kLoad, {WorkRef(linear)}, {},
-                              {Type::Scalar(plan_.work_type)}, {"sk_sum_w"})
-                         ->result();
-        e.Create(
-            OpKind::kStore,
-            {Ref(plan_.partial, idx),
-             Use(Convert(e, sum, Type::Scalar(plan_.partial_type), "sk_sum"))});
-        e.Create(OpKind::kStore, {WorkRef(linear), Use(zero_work)});
-      });
-      MoveEpilogue(last_if->region(0));
-      region.Take(region.IndexOf(&splitk));
-      return;
+      LowerTmaAtomic(b, last_split, issuer);
+    } else {
+      LowerTmaSerial(b, split, last_split, issuer);
     }
+    region.Take(region.IndexOf(&splitk));
+  }
 
-    // tma-serial: the splits take turns on one semaphore per tile.
+  // tma-atomic: every split reduces into the zeroed tile and arrives; the
+  // last arrival's block reads the sum and resets the tile.
+  void LowerTmaAtomic(OpBuilder& b, Value* last_split, Value* issuer) {
+    // Every split reduces into the zeroed tile and arrives.
+    Stage(b);
+    Value* last32 = Cast(last_split, DType::kI32, "sk_last32");
+    Op* issue_if = b.If(issuer);
+    {
+      OpBuilder issue(issue_if->region(0));
+      Inherit(issue);
+      issue.Create(OpKind::kTmaReduce, {MapRef(), StageRef()},
+                   {{"op", Attribute::Enum("add")}});
+      CommitAndWait(issue);
+      Value* arrived = issue
+                           .Create(OpKind::kAtomic, {SyncRef(), Use(one32_)},
+                                   {{"op", Attribute::Enum("add")},
+                                    {"order", Attribute::Enum("acq_rel")}},
+                                   {Type::Scalar(DType::kI32)}, {"sk_arrived"})
+                           ->result();
+      Value* all = issue.Compare("eq", arrived, last32, "sk_all_arrived");
+      Op* reset_if = issue.If(all);
+      {
+        // Every split has arrived: the counter is free for the next
+        // launch.
+        OpBuilder reset(reset_if->region(0));
+        Inherit(reset);
+        reset.Create(OpKind::kAtomic, {SyncRef(), Use(zero32_)},
+                     {{"op", Attribute::Enum("exch")}},
+                     {Type::Scalar(DType::kI32)}, {"sk_count_reset"});
+      }
+      Value* flag =
+          issue
+              .Create(OpKind::kSelect, {Use(all), Use(one32_), Use(zero32_)},
+                      {}, {Type::Scalar(DType::kI32)}, {"sk_all32"})
+              ->result();
+      issue.Create(OpKind::kStore, {HandoffRef(), Use(flag)});
+    }
+    Value* seen = b.Create(OpKind::kLoad, {HandoffRef()}, {},
+                           {Type::Scalar(DType::kI32)}, {"sk_handed"})
+                      ->result();
+    Value* runs = b.Compare("ne", seen, zero32_, "sk_runs_epilogue");
+    Op* last_if = b.If(runs);
+    OpBuilder last(last_if->region(0));
+    Inherit(last);
+    // The sum replaces my partial; the tile goes back to zero.
+    Value* zero_work = WorkZero(last);
+    ForEachElement(last, [&](OpBuilder& e, const std::vector<Value*>& idx,
+                             Value* linear) {
+      Value* sum = e.Create(OpKind::kLoad, {WorkRef(linear)}, {},
+                            {Type::Scalar(plan_.work_type)}, {"sk_sum_w"})
+                       ->result();
+      e.Create(
+          OpKind::kStore,
+          {Ref(plan_.partial, idx),
+           Use(Convert(e, sum, Type::Scalar(plan_.partial_type), "sk_sum"))});
+      e.Create(OpKind::kStore, {WorkRef(linear), Use(zero_work)});
+    });
+    MoveEpilogue(last_if->region(0));
+  }
+
+  // tma-serial: the splits take turns on one semaphore per tile.
+  void LowerTmaSerial(OpBuilder& b, Value* split, Value* last_split,
+                      Value* issuer) {
     Value* turn = Cast(split, DType::kI32, "sk_turn");
     Value* has_prev = b.Compare("ne", split, Index(0), "sk_has_prev");
     Value* is_last = b.Compare("eq", split, last_split, "sk_is_last");
@@ -618,7 +627,6 @@ class Rewriter {
                    {{"op", Attribute::Enum("add")},
                     {"order", Attribute::Enum("release")}});
     }
-    region.Take(region.IndexOf(&splitk));
   }
 
   // Moves the splitk's body in its place and returns a builder right after
@@ -918,11 +926,11 @@ class Rewriter {
     }
     // The sum so far, in the partial's type, then mine added to it: into
     // the slice (a middle split) or into my registers (the last).
-    Value* sum = Convert(
-        *b,
-        b->Create(OpKind::kLoad, {slot}, {}, {work_type}, {"sk_sum_w"})
-            ->result(),
-        partial_type, "sk_sum");
+    Value* sum =
+        Convert(*b,
+                b->Create(OpKind::kLoad, {slot}, {}, {work_type}, {"sk_sum_w"})
+                    ->result(),
+                partial_type, "sk_sum");
     Value* total = b->Binary(CombineKind(), sum, part, "sk_total");
     if (step == Step::kAdd) {
       b->Create(OpKind::kStore,
