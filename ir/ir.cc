@@ -382,6 +382,22 @@ std::optional<int64_t> Dim3::StaticVolume() const {
   return CheckedProduct(extents);
 }
 
+Value::Value(Kind kind, Type type, std::string name, Location loc)
+    : kind_(kind), type_(std::move(type)), name_(std::move(name)) {
+  if (kind == Kind::kSize || kind == Kind::kParam) {
+    own_loc_ = std::make_unique<const Location>(std::move(loc));
+  }
+}
+
+const Location& Value::loc() const {
+  if (op_ != nullptr) return op_->loc();
+  if (region_ != nullptr && region_->parent_op() != nullptr) {
+    return region_->parent_op()->loc();
+  }
+  static const Location* const kUnknown = new Location();
+  return own_loc_ != nullptr ? *own_loc_ : *kUnknown;
+}
+
 Kernel::Kernel(std::string name, Location loc)
     : name_(std::move(name)),
       loc_(std::move(loc)),

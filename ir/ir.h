@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "ir/location.h"
@@ -53,7 +54,8 @@ class Value {
   void set_type(Type type) { type_ = std::move(type); }
   // The name without '%'; unique within the kernel.
   const std::string& name() const { return name_; }
-  const Location& loc() const { return loc_; }
+  // Where it is defined: a result's or region argument's is its op's.
+  const Location& loc() const;
   // The defining operation of a result, the owner of a region argument.
   Op* defining_op() const { return op_; }
   Region* owning_region() const { return region_; }
@@ -63,16 +65,14 @@ class Value {
   friend class Op;
   friend class Region;
   friend class Kernel;
-  Value(Kind kind, Type type, std::string name, Location loc)
-      : kind_(kind),
-        type_(std::move(type)),
-        name_(std::move(name)),
-        loc_(std::move(loc)) {}
+  Value(Kind kind, Type type, std::string name, Location loc);
 
   Kind kind_;
   Type type_;
   std::string name_;
-  Location loc_;
+  // Sizes' and parameters' own locations; results and region arguments
+  // (almost every value) use their op's.
+  std::unique_ptr<const Location> own_loc_;
   Op* op_ = nullptr;
   Region* region_ = nullptr;
   int index_ = 0;
@@ -233,7 +233,8 @@ class Op {
 
   OpKind kind_;
   std::vector<Operand> operands_;
-  std::vector<std::unique_ptr<Value>> results_;
+  // Inline for the one result most ops have: no allocation of its own.
+  absl::InlinedVector<std::unique_ptr<Value>, 1> results_;
   std::vector<std::pair<std::string, Attribute>> attrs_;
   std::vector<std::unique_ptr<Region>> regions_;
   Region* parent_ = nullptr;
