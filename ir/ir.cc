@@ -270,6 +270,19 @@ bool Op::DefinesInside(const Value& value) const {
   return false;
 }
 
+const Provenance& Op::provenance() const {
+  static const Provenance* const kNone = new Provenance();
+  return provenance_ ? *provenance_ : *kNone;
+}
+
+void Op::set_provenance(Provenance provenance) {
+  if (provenance.empty() && provenance.because.empty()) {
+    provenance_.reset();
+  } else {
+    provenance_ = std::make_unique<Provenance>(std::move(provenance));
+  }
+}
+
 const Attribute* Op::FindAttr(absl::string_view name) const {
   for (const auto& [attr_name, value] : attrs_) {
     if (attr_name == name) return &value;
@@ -369,6 +382,22 @@ std::optional<int64_t> Dim3::StaticVolume() const {
   return CheckedProduct(extents);
 }
 
+Value::Value(Kind kind, Type type, std::string name, Location loc)
+    : kind_(kind), type_(std::move(type)), name_(std::move(name)) {
+  if (kind == Kind::kSize || kind == Kind::kParam) {
+    own_loc_ = std::make_unique<const Location>(std::move(loc));
+  }
+}
+
+const Location& Value::loc() const {
+  if (op_ != nullptr) return op_->loc();
+  if (region_ != nullptr && region_->parent_op() != nullptr) {
+    return region_->parent_op()->loc();
+  }
+  static const Location* const kUnknown = new Location();
+  return own_loc_ != nullptr ? *own_loc_ : *kUnknown;
+}
+
 Kernel::Kernel(std::string name, Location loc)
     : name_(std::move(name)),
       loc_(std::move(loc)),
@@ -411,11 +440,37 @@ std::string Kernel::FreshName(absl::string_view hint) {
 }
 
 bool Kernel::IsNameTaken(absl::string_view name) const {
+  IndexNames();
   return names_.find(name) != names_.end();
 }
 
 bool Kernel::ClaimName(const std::string& name) {
+  if (trusted_names_ && !name.empty()) return true;
+  IndexNames();
   return names_.insert(name).second;
+}
+
+void Kernel::IndexNames() const {
+  if (names_indexed_) return;
+  names_indexed_ = true;
+  for (const auto& size : sizes_) names_.insert(size->name());
+  for (const auto& param : param_values_) names_.insert(param->name());
+  std::vector<const Region*> pending = {body_.get()};
+  while (!pending.empty()) {
+    const Region* region = pending.back();
+    pending.pop_back();
+    for (int a = 0; a < region->num_arguments(); ++a) {
+      names_.insert(region->argument(a)->name());
+    }
+    for (const auto& op : region->ops()) {
+      for (int r = 0; r < op->num_results(); ++r) {
+        names_.insert(op->result(r)->name());
+      }
+      for (int r = 0; r < op->num_regions(); ++r) {
+        pending.push_back(&op->region(r));
+      }
+    }
+  }
 }
 
 std::unique_ptr<Op> Kernel::CreateOp(

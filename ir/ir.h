@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "ir/location.h"
@@ -53,7 +54,8 @@ class Value {
   void set_type(Type type) { type_ = std::move(type); }
   // The name without '%'; unique within the kernel.
   const std::string& name() const { return name_; }
-  const Location& loc() const { return loc_; }
+  // Where it is defined: a result's or region argument's is its op's.
+  const Location& loc() const;
   // The defining operation of a result, the owner of a region argument.
   Op* defining_op() const { return op_; }
   Region* owning_region() const { return region_; }
@@ -63,16 +65,14 @@ class Value {
   friend class Op;
   friend class Region;
   friend class Kernel;
-  Value(Kind kind, Type type, std::string name, Location loc)
-      : kind_(kind),
-        type_(std::move(type)),
-        name_(std::move(name)),
-        loc_(std::move(loc)) {}
+  Value(Kind kind, Type type, std::string name, Location loc);
 
   Kind kind_;
   Type type_;
   std::string name_;
-  Location loc_;
+  // Sizes' and parameters' own locations; results and region arguments
+  // (almost every value) use their op's.
+  std::unique_ptr<const Location> own_loc_;
   Op* op_ = nullptr;
   Region* region_ = nullptr;
   int index_ = 0;
@@ -161,10 +161,8 @@ class Op {
   absl::string_view mnemonic() const { return info().mnemonic; }
   const Location& loc() const { return loc_; }
   void set_loc(Location loc) { loc_ = std::move(loc); }
-  const Provenance& provenance() const { return provenance_; }
-  void set_provenance(Provenance provenance) {
-    provenance_ = std::move(provenance);
-  }
+  const Provenance& provenance() const;
+  void set_provenance(Provenance provenance);
 
   // Operands.
   int num_operands() const { return static_cast<int>(operands_.size()); }
@@ -235,12 +233,14 @@ class Op {
 
   OpKind kind_;
   std::vector<Operand> operands_;
-  std::vector<std::unique_ptr<Value>> results_;
+  // Inline for the one result most ops have: no allocation of its own.
+  absl::InlinedVector<std::unique_ptr<Value>, 1> results_;
   std::vector<std::pair<std::string, Attribute>> attrs_;
   std::vector<std::unique_ptr<Region>> regions_;
   Region* parent_ = nullptr;
   Location loc_;
-  Provenance provenance_;
+  // Only inserted ops have one; the parsed majority pays a pointer.
+  std::unique_ptr<Provenance> provenance_;
 };
 
 // An ordered list of operations with optional arguments (a for's induction
@@ -384,6 +384,16 @@ class Kernel {
   bool IsNameTaken(absl::string_view name) const;
   // Claims a name (the parser does this for names it reads); false if taken.
   bool ClaimName(const std::string& name);
+  // For a builder that guarantees unique names itself (the parser, which
+  // keeps its own table of the names it reads): until EndTrustedNames,
+  // names are taken as given and not indexed. The index is built from the
+  // kernel's values at the next name query, so a kernel that is only
+  // parsed and printed never builds it.
+  void BeginTrustedNames() { trusted_names_ = true; }
+  void EndTrustedNames() {
+    trusted_names_ = false;
+    names_indexed_ = false;
+  }
 
   // Creates an op of `kind` with no operands or attributes; results get
   // fresh names from `result_hints` (empty hints use "v"). Not yet inserted.
@@ -401,8 +411,13 @@ class Kernel {
   std::vector<std::unique_ptr<Value>> param_values_;
   std::vector<Param> params_;
   std::unique_ptr<Region> body_;
+  // Indexes every value's name if that was left for later.
+  void IndexNames() const;
+
   // Only looked up, never iterated, so hash order cannot leak into output.
-  absl::flat_hash_set<std::string> names_;
+  mutable absl::flat_hash_set<std::string> names_;
+  bool trusted_names_ = false;
+  mutable bool names_indexed_ = true;
 };
 
 struct Module {

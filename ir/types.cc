@@ -304,13 +304,24 @@ Type Type::Vector(DType dtype, int lanes) {
   return type;
 }
 
+const std::vector<IndexExpr>& Type::shape() const {
+  static const std::vector<IndexExpr>* const kNone =
+      new std::vector<IndexExpr>();
+  return extents_ ? extents_->shape : *kNone;
+}
+
+const std::vector<int64_t>& Type::box() const {
+  static const std::vector<int64_t>* const kNone = new std::vector<int64_t>();
+  return extents_ ? extents_->box : *kNone;
+}
+
 Type Type::Buffer(MemorySpace space, DType element,
                   std::vector<IndexExpr> shape) {
   Type type;
   type.kind_ = Kind::kBuffer;
   type.space_ = space;
   type.dtype_ = element;
-  type.shape_ = std::move(shape);
+  type.extents_ = std::make_shared<const Extents>(Extents{std::move(shape), {}});
   return type;
 }
 
@@ -318,7 +329,7 @@ Type Type::TensorMap(DType element, std::vector<int64_t> box) {
   Type type;
   type.kind_ = Kind::kTensorMap;
   type.dtype_ = element;
-  type.box_ = std::move(box);
+  type.extents_ = std::make_shared<const Extents>(Extents{{}, std::move(box)});
   return type;
 }
 
@@ -330,9 +341,9 @@ Type Type::Token(TokenKind kind) {
 }
 
 std::optional<int64_t> Type::StaticElementCount() const {
-  if (is_tensor_map()) return CheckedProduct(box_);
+  if (is_tensor_map()) return CheckedProduct(box());
   std::vector<int64_t> extents;
-  for (const IndexExpr& d : shape_) {
+  for (const IndexExpr& d : shape()) {
     if (!d.is_constant()) return std::nullopt;
     extents.push_back(d.constant());
   }
@@ -347,15 +358,15 @@ std::string Type::ToString() const {
     case Kind::kBuffer: {
       std::string out =
           absl::StrCat(MemorySpaceName(space_), " ", DTypeName(dtype_), "[");
-      for (size_t i = 0; i < shape_.size(); ++i) {
+      for (size_t i = 0; i < shape().size(); ++i) {
         if (i) out += ", ";
-        out += shape_[i].ToString();
+        out += shape()[i].ToString();
       }
       return out + "]";
     }
     case Kind::kTensorMap:
       return absl::StrCat("tensormap ", DTypeName(dtype_), "[",
-                          absl::StrJoin(box_, ", "), "]");
+                          absl::StrJoin(box(), ", "), "]");
     case Kind::kToken:
       return absl::StrCat("token<", TokenKindName(token_), ">");
   }
@@ -371,15 +382,15 @@ bool Type::operator==(const Type& other) const {
       return dtype_ == other.dtype_ && lanes_ == other.lanes_;
     case Kind::kBuffer:
       if (space_ != other.space_ || dtype_ != other.dtype_ ||
-          shape_.size() != other.shape_.size()) {
+          shape().size() != other.shape().size()) {
         return false;
       }
-      for (size_t i = 0; i < shape_.size(); ++i) {
-        if (!SameIndexExpr(shape_[i], other.shape_[i])) return false;
+      for (size_t i = 0; i < shape().size(); ++i) {
+        if (!SameIndexExpr(shape()[i], other.shape()[i])) return false;
       }
       return true;
     case Kind::kTensorMap:
-      return dtype_ == other.dtype_ && box_ == other.box_;
+      return dtype_ == other.dtype_ && box() == other.box();
     case Kind::kToken: return token_ == other.token_;
   }
   return false;

@@ -114,9 +114,9 @@ class Type {
   DType dtype() const { return dtype_; }
   int lanes() const { return lanes_; }  // 1 for a scalar
   MemorySpace space() const { return space_; }
-  const std::vector<IndexExpr>& shape() const { return shape_; }
-  int rank() const { return static_cast<int>(shape_.size()); }
-  const std::vector<int64_t>& box() const { return box_; }
+  const std::vector<IndexExpr>& shape() const;
+  int rank() const { return static_cast<int>(shape().size()); }
+  const std::vector<int64_t>& box() const;
   TokenKind token_kind() const { return token_; }
 
   // The type of one element: a scalar for vectors and buffers.
@@ -135,9 +135,14 @@ class Type {
   DType dtype_ = DType::kI32;
   int lanes_ = 1;
   MemorySpace space_ = MemorySpace::kGlobal;
-  std::vector<IndexExpr> shape_;
-  std::vector<int64_t> box_;
   TokenKind token_ = TokenKind::kBulk;
+  // A buffer's shape or a tensor map's box, shared by the copies of a type
+  // and absent for the scalars most values have: a value's type stays small.
+  struct Extents {
+    std::vector<IndexExpr> shape;
+    std::vector<int64_t> box;
+  };
+  std::shared_ptr<const Extents> extents_;
 };
 
 // Structural equality of index expressions (sizes compare by identity).

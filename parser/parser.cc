@@ -572,6 +572,9 @@ absl::Status Parser::ParseKernel(Module& module) {
       std::make_unique<Kernel>(std::string(tok().text), Loc(start)));
   Kernel& kernel = *module.kernels.back();
   kernel_ = &kernel;
+  // ReserveName rejects a name defined twice, so the kernel need not index
+  // the names as well while they are read.
+  kernel.BeginTrustedNames();
   ++kernel_index_;
   std::fill(recent_.begin(), recent_.end(), nullptr);
   forward_uses_.clear();
@@ -598,6 +601,7 @@ absl::Status Parser::ParseKernel(Module& module) {
   KIR_RETURN_IF_ERROR(ParseRegion(kernel.body()));
   KIR_RETURN_IF_ERROR(ResolveForwardUses());
   KIR_RETURN_IF_ERROR(ResolveWorkspaceMaps(kernel));
+  kernel.EndTrustedNames();
   kernel_ = nullptr;
   return absl::OkStatus();
 }

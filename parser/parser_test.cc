@@ -84,6 +84,32 @@ TEST(ParserTest, EmptyInputIsAnEmptyModule) {
   EXPECT_TRUE(MustParse("  // only a comment\n\n")->kernels.empty());
 }
 
+// The parser leaves the kernel's name index to be built on first use; a
+// name queried or created after parsing must still see every parsed name,
+// nested region arguments and sizes included.
+TEST(ParserTest, NamesReadAreTakenForLaterFreshNames) {
+  std::unique_ptr<Module> module = MustParse(
+      "kernel @k sizes(%N) (%x: global f32[%N]) grid(1) block(32) {\n"
+      "  %v = const 0 : index\n"
+      "  %c1 = const 1 : index\n"
+      "  for %i = %v to %N step %c1 {\n"
+      "    %v_1 = add %i, %c1 : index\n"
+      "  }\n"
+      "}\n");
+  ASSERT_EQ(module->kernels.size(), 1u);
+  Kernel& k = *module->kernels[0];
+  for (const char* name : {"N", "x", "v", "c1", "i", "v_1"}) {
+    EXPECT_TRUE(k.IsNameTaken(name)) << name;
+    EXPECT_FALSE(k.ClaimName(name)) << name;
+  }
+  EXPECT_EQ(k.FreshName("v"), "v_2");
+  EXPECT_EQ(k.FreshName("i"), "i_1");
+  EXPECT_FALSE(k.IsNameTaken("w"));
+  std::unique_ptr<Op> op =
+      k.CreateOp(OpKind::kConst, {}, {Type::Scalar(DType::kIndex)}, {"c1"});
+  EXPECT_EQ(op->result()->name(), "c1_1");
+}
+
 TEST(ParserTest, KernelHeader) {
   std::unique_ptr<Module> module = MustParse(
       "kernel @k sizes(%M, %N) (%a: global bf16[%M, %N + 8] {layout = "

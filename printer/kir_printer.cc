@@ -570,6 +570,11 @@ void Printer::PrintOp(const Op& op, int indent) {
 
 std::string PrintModule(const Module& module, const PrintOptions& options) {
   std::string out;
+  // The canonical text is about as long as what was parsed; reserving it
+  // saves the copies (and the doubled peak) of growing a large output.
+  if (module.source != nullptr) {
+    out.reserve(module.source->text.size() + module.source->text.size() / 8);
+  }
   Printer printer(options, out);
   for (size_t i = 0; i < module.kernels.size(); ++i) {
     if (i > 0) out += '\n';

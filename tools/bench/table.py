@@ -77,7 +77,8 @@ def render(results):
           f"| {speedup} |")
   lines.append("")
   lines.append(
-      f"Median of {results['repeat']} alternating runs of "
+      f"Median CPU time (user + sys) of {results['repeat']} alternating "
+      f"runs of "
       f"`TOOL FILE -o /dev/null` (parse, verify, print) on "
       f"{results['machine']['cpu']} ({results['machine']['cores']} cores), "
       f"{results['date']}; "
@@ -85,6 +86,17 @@ def render(results):
       f"{results['mlir_opt']['version']}.")
   lines.append("")
   lines.append(_verdict(results))
+  occasions = results.get("occasions", [])
+  if len(occasions) > 1:
+    parts = []
+    for occasion in occasions:
+      speedups = ", ".join(f"{_count(int(ops))} {value:.2f}x"
+                           for ops, value in occasion["speedups"].items())
+      parts.append(f"{occasion['date']} (load {occasion['load_average_before']}"
+                   f"): {speedups}")
+    lines.append("")
+    lines.append(f"kir-opt's speed per op on the last {len(occasions)} "
+                 f"occasions: " + "; ".join(parts) + ".")
   return "\n".join(lines)
 
 

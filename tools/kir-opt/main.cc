@@ -459,9 +459,16 @@ int Main(int argc, char** argv) {
     if (status.ok()) outputs.push_back(std::move(output));
   }
 
-  std::string result = absl::StrJoin(outputs, absl::StrCat(kSplitMarker, "\n"));
+  // Written piece by piece: joining them first would copy the whole output.
+  const std::string separator = absl::StrCat(kSplitMarker, "\n");
+  auto write_outputs = [&](std::ostream& stream) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (i > 0) stream << separator;
+      stream << outputs[i];
+    }
+  };
   if (flags.output == "-") {
-    std::cout << result;
+    write_outputs(std::cout);
     std::cout.flush();
     if (!std::cout) {
       return Fail(absl::StrCat("cannot write to standard output: ",
@@ -469,7 +476,7 @@ int Main(int argc, char** argv) {
     }
   } else {
     std::ofstream file(flags.output, std::ios::binary | std::ios::trunc);
-    file << result;
+    write_outputs(file);
     file.close();
     if (!file) {
       return Fail(absl::StrCat("cannot write output file '", flags.output,
