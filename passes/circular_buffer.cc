@@ -678,6 +678,35 @@ class Analyzer {
              << plan_.block_threads << " threads";
     }
     const Op* tile_loop = plan_.nest.front();
+    // Shared memory other than the stages would be shared by the groups,
+    // which run the tile code at the same time.
+    const Op* shared_access = nullptr;
+    const Value* shared_buffer = nullptr;
+    Walk(tile_loop->region(0), [&](const Op& op) {
+      if (shared_access != nullptr) return;
+      for (const MemoryEffect& effect : MemoryEffectsOf(op)) {
+        if (effect.space != MemorySpace::kShared ||
+            plan_.staged_set.count(effect.buffer) != 0 ||
+            std::find(plan_.author_barriers.begin(),
+                      plan_.author_barriers.end(),
+                      effect.buffer) != plan_.author_barriers.end()) {
+          continue;
+        }
+        shared_access = &op;
+        shared_buffer = effect.buffer;
+        return;
+      }
+    });
+    if (shared_access != nullptr) {
+      return (Error(shared_access->loc())
+              << "pingpong runs the tile loop in two consumer warpgroups at "
+                 "once, which would share "
+              << (shared_buffer != nullptr ? Name(shared_buffer)
+                                           : std::string("shared memory"))
+              << "; only the staged buffers may be shared memory in the "
+                 "tile loop")
+          .Note(tile_loop->loc(), "the tile loop");
+    }
     for (const auto& op : kernel_.body().ops()) {
       if (op.get() == tile_loop || classes_.Of(*op) != TopLevelClass::kMoved ||
           op->kind() == OpKind::kReturn || op->kind() == OpKind::kAllocReg ||
@@ -1724,9 +1753,13 @@ class Rewriter {
   // own, order[g], for the other's mainloop of tile t - 1: the phase
   // (t + 1) / 2 - 1 of order[g], parity ((t + 1) / 2 + 1) % 2 (tile 0 finds
   // a fresh barrier's parity 1 complete). So one group's epilogue runs
-  // beside the other's mainloop. Each group is a role of its own: its tile
-  // loop's bounds are uniform in it, and the two groups' accesses of the
-  // same data are the program's to order (the rings and order barriers do).
+  // beside the other's mainloop, and (what the ring needs) a group waits
+  // on `full` only once every earlier iteration of the block is consumed:
+  // otherwise it could wait for a phase two rounds ahead of the one in
+  // progress, of the same parity. Each group is a role of its own: its
+  // tile loop's bounds are uniform in it, and the two groups' accesses of
+  // the same data are the program's to order (the rings and order barriers
+  // do).
   void BuildPingPong() {
     Region& body = kernel_.body();
     Op& first = *consumer_role_;

@@ -65,7 +65,9 @@
 //     g + 2, ... (g the group); the producer loads in the nest's order;
 //     `empty` counts one warpgroup. `order[2]` (count 128) orders the
 //     mainloops: group g waits on order[g] (parity ((t + 1) / 2 + 1) % 2)
-//     before tile t's marked loop and arrives on order[1 - g] after it.
+//     before tile t's marked loop and arrives on order[1 - g] after it
+//     (besides the overlap of epilogue and mainloop, this keeps a group's
+//     full waits from running two ring phases ahead).
 //   - The marker is removed, so a second run changes nothing.
 // Errors (located): a marked loop with no TMA or bulk load; a load whose
 //   address or guard depends on a value that is not such a pure
