@@ -1972,7 +1972,8 @@ void Verifier::CheckSharedBudget() {
 void Verifier::CheckCircularBufferMarker(const Op& loop) {
   const std::string& mode = loop.GetString("circular_buffer");
   static constexpr const char* kMarkerAttrs[] = {
-      "stages", "prefetch", "producer", "producer_regs", "consumer_regs"};
+      "stages",        "prefetch",      "producer",
+      "producer_regs", "consumer_regs", "pingpong"};
   if (mode == "none") {
     for (const char* name : kMarkerAttrs) {
       if (loop.FindAttr(name) != nullptr) {
@@ -2007,7 +2008,8 @@ void Verifier::CheckCircularBufferMarker(const Op& loop) {
     }
   }
   if (mode == "pipelined") {
-    for (const char* name : {"producer", "producer_regs", "consumer_regs"}) {
+    for (const char* name :
+         {"producer", "producer_regs", "consumer_regs", "pingpong"}) {
       if (loop.FindAttr(name) != nullptr) {
         Fail(loop, kCircularBufferMarker)
             << "'" << name << "' applies to warp_specialized mode only";

@@ -46,6 +46,7 @@ constexpr char kLoopsPipelined[] = "loops-pipelined";
 constexpr char kLoopsWarpSpecialized[] = "loops-warp-specialized";
 constexpr char kBuffersStaged[] = "buffers-staged";
 constexpr char kLoadsPipelined[] = "loads-pipelined";
+constexpr char kLoopsPingPong[] = "loops-pingpong";
 
 enum class Mode { kPipelined, kWarpSpecialized };
 
@@ -56,6 +57,7 @@ struct Overrides {
   int64_t prefetch = -1;  // -1: the marker's
   std::optional<bool> producer_warp;
   bool merged_producer = false;
+  std::optional<bool> pingpong;
 };
 
 // What one marked loop asks for, after the overrides.
@@ -65,6 +67,7 @@ struct Config {
   int prefetch = 1;              // pipelined: iterations issued ahead
   bool producer_warp = false;    // warp_specialized: one warp, no setmaxnreg
   bool merged_producer = false;  // one loop over the nest's iterations
+  bool pingpong = false;         // two consumer warpgroups, alternate tiles
   std::optional<int> producer_regs;
   std::optional<int> consumer_regs;
 };
@@ -362,10 +365,10 @@ class Analyzer {
 
   absl::StatusOr<LoopPlan> Run() {
     using Step = absl::Status (Analyzer::*)();
-    for (Step step :
-         {&Analyzer::FindNest, &Analyzer::CheckBlock, &Analyzer::FindLoads,
-          &Analyzer::CheckStagedBuffers, &Analyzer::FindAuthorProtocol,
-          &Analyzer::CollectSlices, &Analyzer::CheckSharedMemory}) {
+    for (Step step : {&Analyzer::FindNest, &Analyzer::CheckBlock,
+                      &Analyzer::FindLoads, &Analyzer::CheckStagedBuffers,
+                      &Analyzer::FindAuthorProtocol, &Analyzer::CheckPingPong,
+                      &Analyzer::CollectSlices, &Analyzer::CheckSharedMemory}) {
       absl::Status status = (this->*step)();
       if (!status.ok()) return status;
     }
@@ -637,6 +640,90 @@ class Analyzer {
     return absl::OkStatus();
   }
 
+  // Whether `op` is one of the author's barrier ops that the rewrite
+  // removes, or an `if` holding only such ops.
+  bool RemovedWithProtocol(const Op& op) const {
+    if (std::find(plan_.author_removals.begin(), plan_.author_removals.end(),
+                  &op) != plan_.author_removals.end()) {
+      return true;
+    }
+    if (op.kind() != OpKind::kIf) return false;
+    for (int r = 0; r < op.num_regions(); ++r) {
+      for (const auto& inner : op.region(r).ops()) {
+        if (!RemovedWithProtocol(*inner)) return false;
+      }
+    }
+    return true;
+  }
+
+  // pingpong: the input is one consumer warpgroup computing whole tiles in
+  // a tile loop directly around the marked loop; the rewrite runs that
+  // code in two warpgroups, each over every other tile. What would run
+  // twice (effects outside the tile loop) or cannot be split by tiles is
+  // an error.
+  absl::Status CheckPingPong() {
+    if (!plan_.config.pingpong) return absl::OkStatus();
+    if (plan_.depth() != 2) {
+      return Error(loop_.loc())
+             << "pingpong needs a tile loop directly around the marked loop, "
+                "at the kernel's top level (the two consumer warpgroups take "
+                "its iterations in turn); the marked loop is in a nest of "
+             << plan_.depth() << (plan_.depth() == 1 ? " loop" : " loops");
+    }
+    if (plan_.block_threads != kWarpgroupThreads) {
+      return Error(loop_.loc())
+             << "pingpong takes a kernel written for one consumer warpgroup "
+                "that computes whole tiles (block(128)); the pass adds the "
+                "second; got "
+             << plan_.block_threads << " threads";
+    }
+    const Op* tile_loop = plan_.nest.front();
+    // Shared memory other than the stages would be shared by the groups,
+    // which run the tile code at the same time.
+    const Op* shared_access = nullptr;
+    const Value* shared_buffer = nullptr;
+    Walk(tile_loop->region(0), [&](const Op& op) {
+      if (shared_access != nullptr) return;
+      for (const MemoryEffect& effect : MemoryEffectsOf(op)) {
+        if (effect.space != MemorySpace::kShared ||
+            plan_.staged_set.count(effect.buffer) != 0 ||
+            std::find(plan_.author_barriers.begin(),
+                      plan_.author_barriers.end(),
+                      effect.buffer) != plan_.author_barriers.end()) {
+          continue;
+        }
+        shared_access = &op;
+        shared_buffer = effect.buffer;
+        return;
+      }
+    });
+    if (shared_access != nullptr) {
+      return (Error(shared_access->loc())
+              << "pingpong runs the tile loop in two consumer warpgroups at "
+                 "once, which would share "
+              << (shared_buffer != nullptr ? Name(shared_buffer)
+                                           : std::string("shared memory"))
+              << "; only the staged buffers may be shared memory in the "
+                 "tile loop")
+          .Note(tile_loop->loc(), "the tile loop");
+    }
+    for (const auto& op : kernel_.body().ops()) {
+      if (op.get() == tile_loop || classes_.Of(*op) != TopLevelClass::kMoved ||
+          op->kind() == OpKind::kReturn || op->kind() == OpKind::kAllocReg ||
+          RemovedWithProtocol(*op)) {
+        continue;
+      }
+      if (FactsOf(op->kind()).computes && op->num_regions() == 0) continue;
+      return (Error(op->loc())
+              << "pingpong runs the consumers' code outside the tile loop in "
+                 "both consumer warpgroups, so only computations may sit "
+                 "there; this `"
+              << op->mnemonic() << "` would run twice")
+          .Note(tile_loop->loc(), "the tile loop");
+    }
+    return absl::OkStatus();
+  }
+
   int NestLevelOf(const Value* argument) const {
     for (int k = 0; k < plan_.depth(); ++k) {
       if (argument->owning_region() == &plan_.nest[k]->region(0)) return k;
@@ -795,6 +882,12 @@ absl::StatusOr<Config> ReadConfig(const Op& loop, const Overrides& overrides) {
     return Error(loop.loc())
            << "stages must be in 1..16, got " << config.stages;
   }
+  config.pingpong = overrides.pingpong.value_or(loop.GetFlag("pingpong"));
+  if (config.pingpong && config.mode != Mode::kWarpSpecialized) {
+    return Error(loop.loc())
+           << "pingpong needs warp_specialized mode: the two consumer "
+              "warpgroups take turns on the tiles a producer loads";
+  }
   if (config.mode == Mode::kPipelined) {
     const Attribute* prefetch = loop.FindAttr("prefetch");
     int64_t value = overrides.prefetch >= 0 ? overrides.prefetch
@@ -853,6 +946,7 @@ class Rewriter {
     }
     RewriteConsumerLoop();
     Finish();
+    if (plan_.config.pingpong) BuildPingPong();
     return absl::OkStatus();
   }
 
@@ -862,6 +956,10 @@ class Rewriter {
   }
   Op& marked() const { return *plan_.marked(); }
   int stages() const { return plan_.config.stages; }
+  // The threads of the consumer role: ping-pong doubles the input's.
+  int consumer_threads() const {
+    return plan_.block_threads * (plan_.config.pingpong ? 2 : 1);
+  }
 
   OpBuilder Builder(Region& region, int index) {
     OpBuilder builder(region, index);
@@ -955,7 +1053,7 @@ class Rewriter {
   // ---- registers ----------------------------------------------------------
 
   absl::Status ComputeRegisterSplit() {
-    const int consumers = plan_.block_threads;
+    const int consumers = consumer_threads();
     const Config& config = plan_.config;
     if (config.producer_warp) return absl::OkStatus();
     const bool asked = config.producer_regs || config.consumer_regs;
@@ -1014,14 +1112,14 @@ class Rewriter {
     OpBuilder roles = Builder(body, end);
     producer_role_ = roles.Role("producer", 0, producer_warps);
     consumer_role_ = roles.Role("consumer", consumer_begin,
-                                consumer_begin + plan_.block_threads / 32);
+                                consumer_begin + consumer_threads() / 32);
     Region& consumer = consumer_role_->region(0);
     for (Op* op : moved) {
       if (op->kind() == OpKind::kReturn) continue;
       consumer.Append(body.Take(body.IndexOf(op)));
     }
     kernel_.block.x =
-        IndexExpr::Constant(plan_.block_threads + kWarpgroupThreads);
+        IndexExpr::Constant(consumer_threads() + kWarpgroupThreads);
 
     OpBuilder head = Builder(consumer, 0);
     if (consumer_regs_) {
@@ -1029,20 +1127,26 @@ class Rewriter {
                   {{"action", Attribute::Enum("inc")},
                    {"regs", Attribute::Int(*consumer_regs_)}});
     }
-    // Consumer threads count from the first consumer warp.
+    // Consumer threads count from the first consumer warp (ping-pong's
+    // second consumer role, a copy of this one, from its own: the shifts
+    // are remembered for it).
     std::map<const Value*, Value*> shifted;
     std::set<const Op*> substitutes;
     auto shift = [&](OpBuilder& builder, Op& position) {
       Value* value = position.result();
       IndexMath math(builder, constants_);
       Value* replacement = nullptr;
+      int per_group = 0;
       if (position.kind() == OpKind::kThreadId &&
           position.GetString("dim") == "x") {
-        replacement = math.Sub(value, math.Const(kWarpgroupThreads),
-                               absl::StrCat("c", value->name()));
+        per_group = kWarpgroupThreads;
       } else if (position.kind() == OpKind::kWarpId) {
-        replacement = math.Sub(value, math.Const(kWarpgroupThreads / 32),
+        per_group = kWarpgroupThreads / 32;
+      }
+      if (per_group != 0) {
+        replacement = math.Sub(value, math.Const(per_group),
                                absl::StrCat("c", value->name()));
+        shift_ops_[replacement->defining_op()] = per_group;
       } else if (position.kind() == OpKind::kBlockDim &&
                  position.GetString("dim") == "x") {
         replacement = math.Const(plan_.block_threads);
@@ -1147,6 +1251,15 @@ class Rewriter {
                  .Create(OpKind::kAllocShared, {}, ring_attrs, {ring_type},
                          {"empty"})
                  ->result();
+    if (plan_.config.pingpong) {
+      // order[g]: warpgroup g may start its next tile's mainloop.
+      order_ = rings
+                   .Create(OpKind::kAllocShared, {}, ring_attrs,
+                           {Type::Buffer(MemorySpace::kShared, DType::kMbarrier,
+                                         {IndexExpr::Constant(2)})},
+                           {"order"})
+                   ->result();
+    }
 
     // Inits, by one thread, before the nest.
     builder.SetInsertionPoint(body, body.IndexOf(&anchor));
@@ -1161,6 +1274,12 @@ class Rewriter {
                 {{"count", Attribute::Int(1)}});
     init.Create(OpKind::kMbarrierInit, {Ref(empty_, {s})},
                 {{"count", Attribute::Int(plan_.block_threads)}});
+    if (order_ != nullptr) {
+      for (int group = 0; group < 2; ++group) {
+        inside.Create(OpKind::kMbarrierInit, {Ref(order_, {math.Const(group)})},
+                      {{"count", Attribute::Int(plan_.block_threads)}});
+      }
+    }
     CountUses();
   }
 
@@ -1392,9 +1511,11 @@ class Rewriter {
   // Builds the iteration count over the nest, level by level, where
   // `enter(k)` gives the builder at the start of level k's body and
   // `index(k)` its loop index: it_k = it_{k-1} * trips_k + (iv_k - lo_k) /
-  // step_k. Returns the count at the innermost level.
+  // step_k. Returns the count at the innermost level (and in `*level0` the
+  // outermost loop's own count, it_0).
   template <typename Enter, typename IndexOf>
-  Value* BuildCount(Enter&& enter, IndexOf&& index, const std::string& prefix) {
+  Value* BuildCount(Enter&& enter, IndexOf&& index, const std::string& prefix,
+                    Value** level0 = nullptr) {
     Value* base = nullptr;
     for (int k = 0; k < plan_.depth(); ++k) {
       const Op& loop = *plan_.nest[k];
@@ -1404,6 +1525,7 @@ class Rewriter {
       const std::string name = prefix + Index(loop)->name();
       Value* offset = math.Sub(iv, loop.operand_value(0), name + "_off");
       Value* local = math.Div(offset, loop.operand_value(2), name + "_iter");
+      if (k == 0 && level0 != nullptr) *level0 = local;
       Value* count =
           base == nullptr ? local : math.Add(base, local, prefix + "it");
       if (k + 1 == plan_.depth()) return count;
@@ -1450,7 +1572,7 @@ class Rewriter {
           builders.push_back(Builder(plan_.nest[k]->region(0), 0));
           return builders.back();
         },
-        [&](int k) { return Index(*plan_.nest[k]); }, "");
+        [&](int k) { return Index(*plan_.nest[k]); }, "", &consumer_tile_);
     consumer_point_ = builders.back().index();
     Region& body = marked().region(0);
     OpBuilder builder = Builder(body, consumer_point_);
@@ -1575,6 +1697,126 @@ class Rewriter {
     CountUses();
   }
 
+  // ---- pingpong -----------------------------------------------------------
+
+  // Deep copy of `op` at `builder` for the second consumer group (its
+  // values named g1_*, renamed through `map`); the consumer role's id
+  // shifts move on by one warpgroup.
+  void CloneForGroup(OpBuilder& builder, const Op& op,
+                     std::map<const Value*, Value*>& map) {
+    std::vector<Operand> operands;
+    for (const Operand& operand : op.operands()) {
+      operands.push_back(MapOperand(operand, map));
+    }
+    auto shift = shift_ops_.find(&op);
+    if (shift != shift_ops_.end()) {
+      operands[1] = Use(constants_.Get(2 * shift->second));
+    }
+    builder.set_loc(op.loc());
+    builder.set_provenance(op.provenance());
+    Op* clone = nullptr;
+    if (op.kind() == OpKind::kFor) {
+      clone = builder.For(operands[0].value, operands[1].value,
+                          operands[2].value, "g1_" + Index(op)->name());
+      for (const auto& [name, value] : op.attrs()) clone->SetAttr(name, value);
+      map[Index(op)] = Index(*clone);
+    } else if (op.kind() == OpKind::kIf) {
+      clone = builder.If(operands[0].value);
+    } else {
+      KIR_CHECK(op.num_regions() == 0) << "ping-pong copies loops and ifs";
+      std::vector<Type> types;
+      std::vector<std::string> names;
+      for (int i = 0; i < op.num_results(); ++i) {
+        types.push_back(op.result(i)->type());
+        names.push_back("g1_" + op.result(i)->name());
+      }
+      clone = builder.Create(op.kind(), std::move(operands),
+                             AttrList(op.attrs()), types, names);
+    }
+    for (int i = 0; i < op.num_results(); ++i) {
+      map[op.result(i)] = clone->result(i);
+    }
+    for (int r = 0; r < op.num_regions(); ++r) {
+      OpBuilder inner(clone->region(r), 0);
+      for (const auto& nested : op.region(r).ops()) {
+        CloneForGroup(inner, *nested, map);
+      }
+    }
+  }
+
+  // Makes the consumer role the first of two warpgroups that take the
+  // block's tiles in turn: group g runs the tiles t = g, g + 2, ... of the
+  // block (t counted from 0 over the tile loop, the order in which the
+  // producer loads them), in role @consumer<g>, a copy of the consumers'
+  // code. Their mainloops take turns: after its k loop a group arrives on
+  // the other's order barrier, and before tile t's k loop it waits on its
+  // own, order[g], for the other's mainloop of tile t - 1: the phase
+  // (t + 1) / 2 - 1 of order[g], parity ((t + 1) / 2 + 1) % 2 (tile 0 finds
+  // a fresh barrier's parity 1 complete). So one group's epilogue runs
+  // beside the other's mainloop, and (what the ring needs) a group waits
+  // on `full` only once every earlier iteration of the block is consumed:
+  // otherwise it could wait for a phase two rounds ahead of the one in
+  // progress, of the same parity. Each group is a role of its own: its
+  // tile loop's bounds are uniform in it, and the two groups' accesses of
+  // the same data are the program's to order (the rings and order barriers
+  // do).
+  void BuildPingPong() {
+    Region& body = kernel_.body();
+    Op& first = *consumer_role_;
+    first.SetAttr("name", Attribute::String("consumer0"));
+    const int group_warps = kWarpgroupThreads / 32;
+    const int begin = static_cast<int>(first.GetInt("warp_begin"));
+    first.SetAttr("warp_end", Attribute::Int(begin + group_warps));
+    OpBuilder after = Builder(body, body.IndexOf(&first) + 1);
+    Op* second =
+        after.Role("consumer1", begin + group_warps, begin + 2 * group_warps);
+    std::map<const Value*, Value*> map;
+    OpBuilder copy(second->region(0), 0);
+    for (const auto& op : first.region(0).ops()) {
+      CloneForGroup(copy, *op, map);
+    }
+    auto mapped = [&](const Value* value) {
+      auto it = map.find(value);
+      KIR_CHECK(it != map.end()) << "ping-pong lost a copied value";
+      return it->second;
+    };
+    const Op& tiles = *plan_.nest.front();
+    Op& tiles1 = *mapped(Index(tiles))->owning_region()->parent_op();
+    Op& marked1 = *mapped(Index(marked()))->owning_region()->parent_op();
+    TakeTurns(*plan_.nest.front(), marked(), consumer_tile_, 0);
+    TakeTurns(tiles1, marked1, mapped(consumer_tile_), 1);
+    context_.stats.Add(kLoopsPingPong);
+  }
+
+  // Group `group`'s tile loop starts at its iteration `group` and takes
+  // every other; its mainloop waits for its turn and passes it on.
+  void TakeTurns(Op& tiles, Op& mainloop, Value* tile_count, int group) {
+    const std::string prefix = group == 0 ? "pp_" : "g1_pp_";
+    Region& region = *tiles.parent_region();
+    OpBuilder before = Builder(region, region.IndexOf(&tiles));
+    IndexMath at_loop(before, constants_);
+    Value* step = tiles.operand_value(2);
+    if (group == 1) {
+      tiles.mutable_operand(0) =
+          Use(at_loop.Add(tiles.operand_value(0), step, prefix + "first"));
+    }
+    tiles.mutable_operand(2) =
+        Use(at_loop.Mul(step, at_loop.Const(2), prefix + "stride"));
+
+    Region& body = tiles.region(0);
+    OpBuilder turn = Builder(body, body.IndexOf(&mainloop));
+    IndexMath at_turn(turn, constants_);
+    Value* next = at_turn.Add(tile_count, at_turn.Const(1), prefix + "next");
+    Value* half = at_turn.Div(next, at_turn.Const(2), prefix + "turn");
+    Value* phase = at_turn.Add(half, at_turn.Const(1), prefix + "phase");
+    Value* parity = at_turn.Rem(phase, at_turn.Const(2), prefix + "parity");
+    turn.Create(OpKind::kMbarrierWait,
+                {Ref(order_, {at_turn.Const(group)}), Use(parity)});
+    OpBuilder done = Builder(body, body.IndexOf(&mainloop) + 1);
+    done.Create(OpKind::kMbarrierArrive,
+                {Ref(order_, {IndexMath(done, constants_).Const(1 - group)})});
+  }
+
   // ---- the end ------------------------------------------------------------
 
   void Finish() {
@@ -1610,9 +1852,16 @@ class Rewriter {
     Value* s = loop->region(0).argument(0);
     inval.Create(OpKind::kMbarrierInval, {Ref(full_, {s})});
     inval.Create(OpKind::kMbarrierInval, {Ref(empty_, {s})});
+    if (order_ != nullptr) {
+      for (int group = 0; group < 2; ++group) {
+        inside.Create(OpKind::kMbarrierInval,
+                      {Ref(order_, {math.Const(group)})});
+      }
+    }
 
-    for (const char* name : {"circular_buffer", "stages", "prefetch",
-                             "producer", "producer_regs", "consumer_regs"}) {
+    for (const char* name :
+         {"circular_buffer", "stages", "prefetch", "producer", "producer_regs",
+          "consumer_regs", "pingpong"}) {
       marked().RemoveAttr(name);
     }
     context_.stats.Add(warp_specialized() ? kLoopsWarpSpecialized
@@ -1635,6 +1884,11 @@ class Rewriter {
   Value* is_issuer_ = nullptr;
   Value* full_ = nullptr;
   Value* empty_ = nullptr;
+  Value* order_ = nullptr;  // pingpong: the mainloops' turns
+  // The subtractions that shift thread and warp ids into the consumer
+  // role, with the threads or warps of one warpgroup they subtract.
+  std::map<const Op*, int> shift_ops_;
+  Value* consumer_tile_ = nullptr;  // pingpong: the tile's count in block
   Op* init_guard_ = nullptr;
   Op* producer_role_ = nullptr;
   Op* consumer_role_ = nullptr;
@@ -1667,6 +1921,9 @@ absl::StatusOr<Overrides> ReadOverrides(const PassOptions& options) {
   if (*producer == "warpgroup" || *producer == "warp") {
     overrides.producer_warp = *producer == "warp";
   }
+  absl::StatusOr<std::string> pingpong = options.GetString("pingpong");
+  if (!pingpong.ok()) return pingpong.status();
+  if (*pingpong != "marker") overrides.pingpong = *pingpong == "true";
   return overrides;
 }
 
@@ -1674,8 +1931,9 @@ absl::StatusOr<Overrides> ReadOverrides(const PassOptions& options) {
 
 absl::Status CircularBuffer(Kernel& kernel, const PassOptions& options,
                             PassContext& context) {
-  for (const char* counter : {kLoopsPipelined, kLoopsWarpSpecialized,
-                              kBuffersStaged, kLoadsPipelined}) {
+  for (const char* counter :
+       {kLoopsPipelined, kLoopsWarpSpecialized, kLoopsPingPong, kBuffersStaged,
+        kLoadsPipelined}) {
     context.stats.Add(counter, 0);
   }
   absl::StatusOr<Overrides> overrides = ReadOverrides(options);

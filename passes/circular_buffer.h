@@ -8,7 +8,8 @@
 //   pipelined | warp-specialized, applied to every marked loop;
 //   stages=0 (0: the marker's); prefetch=-1 (-1: the marker's, pipelined
 //   only); producer=marker | warpgroup | warp (warp_specialized only);
-//   producer-loop=nested (default) | merged (warp_specialized only).
+//   producer-loop=nested (default) | merged (warp_specialized only);
+//   pingpong=marker | true | false (warp_specialized only).
 // Requires: a verified kernel in the unlowered reading, with loops marked
 //   `circular_buffer = pipelined | warp_specialized` (ir/language.md,
 //   "Circular buffering"). A marked loop M sits in a nest of loops only
@@ -57,6 +58,16 @@
 //     (default: what the register file leaves, at most 256) in the
 //     consumers; producer=warp: warp 0 of the padded warpgroup alone, no
 //     setmaxnreg.
+//   - pingpong (ir/language.md, "Ping-pong"): the input is one consumer
+//     warpgroup's code for whole tiles, the marked loop directly in a tile
+//     loop at the top level. Two consumer roles @consumer0 / @consumer1,
+//     each a copy of that code, take the tile loop's iterations t = g,
+//     g + 2, ... (g the group); the producer loads in the nest's order;
+//     `empty` counts one warpgroup. `order[2]` (count 128) orders the
+//     mainloops: group g waits on order[g] (parity ((t + 1) / 2 + 1) % 2)
+//     before tile t's marked loop and arrives on order[1 - g] after it
+//     (besides the overlap of epilogue and mainloop, this keeps a group's
+//     full waits from running two ring phases ahead).
 //   - The marker is removed, so a second run changes nothing.
 // Errors (located): a marked loop with no TMA or bulk load; a load whose
 //   address or guard depends on a value that is not such a pure
@@ -70,7 +81,9 @@
 //   loads'; a nest under `if` or role, or with bounds computed in the nest;
 //   for warp_specialized: a block that is not constant, one-dimensional
 //   and of whole warpgroups, a kernel that already has roles, or a second
-//   marked nest.
+//   marked nest; for pingpong: pipelined mode, a nest that is not a tile
+//   loop around the marked loop, a block other than one warpgroup, or an
+//   op other than a computation or alloc.reg outside the tile loop.
 // Does not: elect the issuing lane (uniform-predicates), insert
 //   `wgmma.fence`, other commits and waits (insert-async-waits), the
 //   barrier after the inits and other barriers (insert-syncs), or

@@ -104,6 +104,39 @@ INSTANTIATE_TEST_SUITE_P(
                               AllVariants()},
                       Example{"examples/ws_gemm.kir", 256, GemmVariants()}));
 
+// Ping-pong makes a producer and two consumer warpgroups of the example's
+// one; a single stage and the merged producer loop pass the checkers (the
+// sync analysis of the two-role GEMM takes about 20 s a variant, so the
+// sanitized build runs the pass alone; lit checks the other variants).
+TEST(CircularBufferTest, PingPongPassesTheCheckers) {
+  const std::string text = ReadTestdata("examples/pingpong_gemm.kir");
+  ASSERT_FALSE(text.empty());
+  for (const std::string options :
+       {"stages=1", "stages=4,producer-loop=merged"}) {
+    SCOPED_TRACE(options);
+    std::unique_ptr<Module> module = Parse(text);
+    ASSERT_NE(module, nullptr);
+    ASSERT_TRUE(RunPasses(*module,
+                          absl::StrCat("canonicalize,circular-buffer{", options,
+                                       "},", kSanitizedBuild ? "dce" : kRest))
+                    .ok());
+    const Kernel& kernel = *module->kernels[0];
+    EXPECT_TRUE(Verify(*module).ok()) << Verify(*module);
+    if (!kSanitizedBuild) {
+      EXPECT_TRUE(CheckSyncs(kernel).ok()) << CheckSyncs(kernel);
+      EXPECT_TRUE(CheckProxyFences(kernel, FencePlacement::kWriters).ok())
+          << CheckProxyFences(kernel, FencePlacement::kWriters);
+    }
+    EXPECT_EQ(kernel.block.StaticVolume(), 384);
+    const std::string printed = PrintKernel(kernel);
+    EXPECT_NE(printed.find("role @consumer0 warps[4, 8)"), std::string::npos);
+    EXPECT_NE(printed.find("role @consumer1 warps[8, 12)"), std::string::npos);
+    EXPECT_NE(printed.find("mbarrier.arrive %order[%c1]"), std::string::npos);
+    EXPECT_NE(printed.find("mbarrier.arrive %order[%c0]"), std::string::npos);
+    EXPECT_EQ(printed.find("pingpong}"), std::string::npos);  // the marker
+  }
+}
+
 constexpr char kLoop[] = R"(
 kernel @k sizes(%n) (%x: global f32[%n, 32], %y: global f32[%n, 128],
     %x_map: tensormap f32[128, 32] of %x) block(128) {
@@ -135,6 +168,7 @@ TEST(CircularBufferTest, CountsWhatItDid) {
                   .ok());
   EXPECT_EQ(stats.counters().at("loops-pipelined"), 1);
   EXPECT_EQ(stats.counters().at("loops-warp-specialized"), 0);
+  EXPECT_EQ(stats.counters().at("loops-pingpong"), 0);
   EXPECT_EQ(stats.counters().at("buffers-staged"), 1);
   EXPECT_EQ(stats.counters().at("loads-pipelined"), 2);  // prologue, refill
   EXPECT_TRUE(Verify(*module).ok()) << Verify(*module);
@@ -165,13 +199,25 @@ TEST(CircularBufferTest, RejectsBadOptions) {
             "or warp"},
            {"producer-loop=flat",
             "option 'producer-loop' expects nested or "
-            "merged"}}) {
+            "merged"},
+           {"pingpong=yes",
+            "option 'pingpong' expects marker, true or false"}}) {
     std::unique_ptr<Module> module = Parse(kLoop);
     ASSERT_NE(module, nullptr);
     absl::Status status =
         RunPasses(*module, absl::StrCat("circular-buffer{", options, "}"));
     EXPECT_FALSE(status.ok()) << options;
     EXPECT_NE(std::string(status.message()).find(message), std::string::npos)
+        << status;
+  }
+  // Ping-pong asked of a pipelined loop is an error at the loop.
+  {
+    std::unique_ptr<Module> module = Parse(kLoop);
+    ASSERT_NE(module, nullptr);
+    absl::Status status = RunPasses(*module, "circular-buffer{pingpong=true}");
+    EXPECT_NE(std::string(status.message())
+                  .find("pingpong needs warp_specialized mode"),
+              std::string::npos)
         << status;
   }
   // A prefetch the stages cannot hold is an error at the loop.
