@@ -18,6 +18,15 @@
 
 namespace kir::gen {
 
+// The H100's SM count: the persistent grid's size, and what the heuristic
+// fills.
+constexpr int kSmCount = 132;
+// A block's shared memory (227 KiB).
+constexpr int64_t kSharedMemoryBytes = 232448;
+// The generated kernel's name; its parameters are %a, %b, %c (and their
+// tensor maps), its sizes %M, %N, %K.
+constexpr char kKernelName[] = "matmul";
+
 enum class OperandMajor { kK, kMN };  // K-contiguous, or M/N-contiguous
 enum class ElementType { kBF16, kF16, kF32 };
 enum class EpilogueMode { kAuto, kReuseMainloop, kDedicated };
@@ -44,6 +53,33 @@ struct MatmulConfig {
   EpilogueMode epilogue = EpilogueMode::kAuto;
   std::string circular_buffer = "warp_specialized";  // or "pipelined"
 };
+
+// "bf16", "f16", "f32" and back.
+const char* ElementTypeName(ElementType type);
+absl::StatusOr<ElementType> ParseElementType(absl::string_view text);
+// "serial", "tma-serial", "tma-atomic"; "auto", "reuse", "dedicated".
+absl::StatusOr<SplitKMode> ParseSplitKMode(absl::string_view text);
+absl::StatusOr<EpilogueMode> ParseEpilogueMode(absl::string_view text);
+// An operand's major as its letter: 'k', or 'm' for A and 'n' for B
+// (`operand` is 'a' or 'b'), and back.
+const char* OperandMajorName(OperandMajor major, char operand);
+absl::StatusOr<OperandMajor> ParseOperandMajor(absl::string_view text,
+                                               char operand);
+
+// The shared memory the generated kernel needs after the passes (stages,
+// output tile, rings), in bytes, rounded up to cover alignment padding.
+int64_t SharedMemoryBytes(const MatmulProblem& problem,
+                          const MatmulConfig& config);
+
+// The most stages, at most 8, with which `config` fits in shared memory
+// (0 when not even one does).
+int MaxStages(const MatmulProblem& problem, const MatmulConfig& config);
+
+// The check of a `// run:` directive for `problem`, e.g.
+// "c ~= bf16(a @ b.T) rtol=0.01 atol=0.064" (tolerance scaled with K),
+// and a whole directive binding the problem's sizes and inputs.
+std::string ReferenceCheck(const MatmulProblem& problem);
+std::string RunDirective(const MatmulProblem& problem);
 
 // Checks that the problem and configuration can be generated (sizes >= 1,
 // a tile wgmma can compute, stages that fit in shared memory, a shape TMA
