@@ -71,8 +71,10 @@ runs in a process of its own: a hang or a crash costs only that problem.
   --timeout S          watchdog per problem, per configuration with --tune
                        (default 300)
   --warmup N --iterations N --repeats N
-                       timing (default 10, 50, 5): each repeat times
-                       N launches, cuBLASLt and every pipeline alternately
+                       timing (default 10, 50, 5): the median of N
+                       launches per repeat, the median of the repeats;
+                       cuBLASLt's repeats first, then the pipelines'
+                       repeats alternately
 )";
 
 struct Flags {

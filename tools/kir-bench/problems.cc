@@ -73,16 +73,6 @@ std::string KnownColumns() {
   return absl::StrJoin(names, ", ");
 }
 
-std::optional<gen::ElementType> ParseElementType(absl::string_view text,
-                                                 bool allow_f32) {
-  const std::string lower = absl::AsciiStrToLower(text);
-  if (lower == "bf16") return gen::ElementType::kBF16;
-  if (lower == "f16" || lower == "fp16") return gen::ElementType::kF16;
-  if (allow_f32 && (lower == "f32" || lower == "fp32"))
-    return gen::ElementType::kF32;
-  return std::nullopt;
-}
-
 void AddError(ProblemList& list, int line, absl::Status status) {
   list.errors.push_back({line, std::move(status)});
 }
@@ -209,39 +199,25 @@ ProblemList ParseProblemsCsv(const std::shared_ptr<const SourceFile>& file) {
         case Column::kAMajor:
         case Column::kBMajor: {
           const bool is_a = header[f] == Column::kAMajor;
-          const std::string text = absl::AsciiStrToLower(field.text);
-          const char* other = is_a ? "m" : "n";
-          gen::OperandMajor& major =
-              is_a ? problem.matmul.a_major : problem.matmul.b_major;
-          if (text == "k") {
-            major = gen::OperandMajor::kK;
-          } else if (text == other) {
-            major = gen::OperandMajor::kMN;
-          } else {
-            AddError(list, line_number,
-                     Error(loc)
-                         << "unknown layout '" << field.text << "' for "
-                         << (is_a ? "A (M x K)" : "B (N x K)")
-                         << ": the contiguous dimension, k or " << other);
+          absl::StatusOr<gen::OperandMajor> major = gen::ParseOperandMajor(
+              absl::AsciiStrToLower(field.text), is_a ? 'a' : 'b');
+          if (!major.ok()) {
+            AddError(list, line_number, Error(loc) << major.status().message());
             ok = false;
+          } else {
+            (is_a ? problem.matmul.a_major : problem.matmul.b_major) = *major;
           }
           break;
         }
         case Column::kDtype:
         case Column::kOutDtype: {
-          const bool is_out = header[f] == Column::kOutDtype;
-          std::optional<gen::ElementType> type =
-              ParseElementType(field.text, is_out);
-          if (!type) {
-            AddError(list, line_number,
-                     Error(loc)
-                         << "unknown " << (is_out ? "out_dtype" : "dtype")
-                         << " '" << field.text << "' (expected "
-                         << (is_out ? "bf16, f16 or f32" : "bf16 or f16")
-                         << ")");
+          absl::StatusOr<gen::ElementType> type =
+              gen::ParseElementType(absl::AsciiStrToLower(field.text));
+          if (!type.ok()) {
+            AddError(list, line_number, Error(loc) << type.status().message());
             ok = false;
-          } else if (is_out) {
-            out_dtype = type;
+          } else if (header[f] == Column::kOutDtype) {
+            out_dtype = *type;
           } else {
             problem.matmul.dtype = *type;
           }

@@ -79,8 +79,8 @@ TEST(ProblemsCsv, BadLinesAreLocatedAndTheRestStillRuns) {
                               "comma-separated fields (as the header on line "
                               "1), got 2\n4096,4096\n         ^"));
   EXPECT_THAT(text, HasSubstr("bench.csv:4:10: error: unknown layout 'x' for "
-                              "A (M x K): the contiguous dimension, k or m\n"
-                              "64,64,64,x,k,bf16\n         ^"));
+                              "A (expected k: K contiguous, or m: M "
+                              "contiguous)\n64,64,64,x,k,bf16\n         ^"));
   EXPECT_THAT(
       text,
       HasSubstr("bench.csv:5:1: error: size m must be at least 1, got 0"));
@@ -89,9 +89,10 @@ TEST(ProblemsCsv, BadLinesAreLocatedAndTheRestStillRuns) {
   EXPECT_THAT(text, HasSubstr("bench.csv:7:7: error: size k must be a "
                               "positive integer, got '1e3'"));
   EXPECT_THAT(text, HasSubstr("bench.csv:8:12: error: unknown layout 'm' for "
-                              "B (N x K): the contiguous dimension, k or n"));
-  EXPECT_THAT(text, HasSubstr("bench.csv:9:14: error: unknown dtype 'int8' "
-                              "(expected bf16 or f16)"));
+                              "B (expected k: K contiguous, or n: N "
+                              "contiguous)"));
+  EXPECT_THAT(text, HasSubstr("bench.csv:9:14: error: unknown element type "
+                              "'int8' (expected bf16, f16 or f32)"));
 }
 
 TEST(ProblemsCsv, TooManyFieldsPointsAtTheFirstExtraOne) {

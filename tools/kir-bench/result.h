@@ -21,8 +21,8 @@ struct VariantResult {
   bool passed = false;
   double max_abs_error = NAN, max_rel_error = NAN;
   double median_ms = NAN, min_ms = NAN, max_ms = NAN;
-  // One median per timed repeat, in order; repeat r of every variant and of
-  // cuBLASLt ran next to each other.
+  // One median per timed repeat, in order; repeat r of every variant ran
+  // next to repeat r of the others.
   std::vector<double> repeat_ms;
   int registers = 0;
   int64_t spill_bytes = -1;  // stores + loads; -1: ptxas did not say

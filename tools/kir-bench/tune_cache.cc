@@ -17,18 +17,6 @@
 
 namespace kir::bench {
 
-absl::string_view ElementTypeName(gen::ElementType type) {
-  switch (type) {
-    case gen::ElementType::kBF16:
-      return "bf16";
-    case gen::ElementType::kF16:
-      return "f16";
-    case gen::ElementType::kF32:
-      return "f32";
-  }
-  return "?";
-}
-
 std::string ProblemKey(const gen::MatmulProblem& problem) {
   return absl::StrCat(
       problem.m, "x", problem.n, "x", problem.k,
@@ -171,14 +159,17 @@ absl::Status WriteTuningCache(const std::string& path,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<std::string>> FindTunedConfig(
+absl::StatusOr<std::optional<gen::MatmulConfig>> FindTunedConfig(
     const std::string& path, const gen::MatmulProblem& problem) {
   absl::StatusOr<TuningCache> cache = ReadTuningCache(path);
   if (absl::IsNotFound(cache.status())) return std::nullopt;
   if (!cache.ok()) return cache.status();
   const TunedEntry* entry = cache->Find(problem);
   if (entry == nullptr) return std::nullopt;
-  return entry->config;
+  absl::StatusOr<gen::MatmulConfig> config = gen::ParseConfig(entry->config);
+  if (!config.ok())
+    return Error(entry->config_loc) << config.status().message();
+  return *config;
 }
 
 }  // namespace kir::bench

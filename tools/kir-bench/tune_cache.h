@@ -7,8 +7,8 @@
 //   | 0.731 | 0.702 | NVIDIA H100 80GB HBM3
 //
 // key | configuration (gen::DescribeConfig's text) | kernel median ms |
-// cuBLASLt median ms (same process) | device. This library has no GPU or
-// generator dependency, so kir-gen can link it to read the winners.
+// cuBLASLt median ms (same process) | device. This library needs no GPU:
+// the kir-gen command links it to read the winners (FindTunedConfig).
 #ifndef KIR_TOOLS_KIR_BENCH_TUNE_CACHE_H_
 #define KIR_TOOLS_KIR_BENCH_TUNE_CACHE_H_
 
@@ -27,7 +27,6 @@ namespace kir::bench {
 // A stable text naming a problem, the cache's key:
 // "4096x4096x4096 a=k b=k bf16 out=bf16".
 std::string ProblemKey(const gen::MatmulProblem& problem);
-absl::string_view ElementTypeName(gen::ElementType type);
 
 struct TunedEntry {
   std::string key;
@@ -60,9 +59,10 @@ std::string FormatTuningCache(const TuningCache& cache);
 absl::Status WriteTuningCache(const std::string& path,
                               const TuningCache& cache);
 
-// For kir-gen: the configuration text tuned for `problem` in the cache at
-// `path`; nullopt when the file has no entry for it (or does not exist).
-absl::StatusOr<std::optional<std::string>> FindTunedConfig(
+// For kir-gen: the configuration tuned for `problem` in the cache at
+// `path`; nullopt when the file has no entry for it (or does not exist); a
+// located error for a malformed cache or configuration.
+absl::StatusOr<std::optional<gen::MatmulConfig>> FindTunedConfig(
     const std::string& path, const gen::MatmulProblem& problem);
 
 }  // namespace kir::bench

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -86,24 +87,41 @@ TEST(TuningCache, FileRoundTripAndLookupForTheGenerator) {
       ::testing::TempDir() + "/kir_bench_tune_cache_test.txt";
   std::remove(path.c_str());
   EXPECT_TRUE(absl::IsNotFound(ReadTuningCache(path).status()));
-  absl::StatusOr<std::optional<std::string>> none =
+  absl::StatusOr<std::optional<gen::MatmulConfig>> none =
       FindTunedConfig(path, Problem(64, 64, 64));
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
 
   TuningCache cache;
-  cache.Record(
-      {ProblemKey(Problem(64, 64, 64)), "64x64x64 s2", 0.01, 0.02, "H100", {}});
+  gen::MatmulConfig tuned;
+  tuned.tile_m = 64;
+  tuned.tile_n = 128;
+  tuned.stages = 6;
+  tuned.split_k = 2;
+  cache.Record({ProblemKey(Problem(64, 64, 64)),
+                gen::DescribeConfig(tuned),
+                0.01,
+                0.02,
+                "H100",
+                {}});
   ASSERT_TRUE(WriteTuningCache(path, cache).ok());
-  absl::StatusOr<std::optional<std::string>> found =
+  absl::StatusOr<std::optional<gen::MatmulConfig>> found =
       FindTunedConfig(path, Problem(64, 64, 64));
   ASSERT_TRUE(found.ok()) << found.status();
-  EXPECT_EQ(found->value_or(""), "64x64x64 s2");
-  absl::StatusOr<std::optional<std::string>> other =
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ(gen::DescribeConfig(**found), gen::DescribeConfig(tuned));
+  absl::StatusOr<std::optional<gen::MatmulConfig>> other =
       FindTunedConfig(path, Problem(64, 64, 128));
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(other->has_value());
 
+  std::ofstream(path) << ProblemKey(Problem(64, 64, 64))
+                      << " | 64x64x64 bogus | 1 | 1 | H100\n";
+  absl::StatusOr<std::optional<gen::MatmulConfig>> bad =
+      FindTunedConfig(path, Problem(64, 64, 64));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr(absl::StrCat(path, ":1:34: error: configuration")));
   std::ofstream(path) << "broken line\n";
   EXPECT_FALSE(FindTunedConfig(path, Problem(64, 64, 64)).ok());
   std::remove(path.c_str());
