@@ -117,11 +117,20 @@ ProblemResult RunBenchProblem(const BenchProblem& problem,
     result.baseline_ms = outcome.baseline->median;
     result.baseline_repeat_ms = outcome.baseline_repeat_medians;
   } else if (outcome.status == "passed") {
-    // Timed against something else (a copy): no % of cuBLAS to report.
+    // Timed against something else (a copy): no % of cuBLAS to report. The
+    // runner's report says why cuBLASLt could not run.
     result.status = "error";
-    result.message =
-        absl::StrCat("no cuBLASLt baseline (the runner timed against '",
-                     outcome.baseline_name, "'; see the log)");
+    result.message = "no cuBLASLt baseline";
+    const std::string why = "(no cuBLASLt baseline: ";
+    const size_t at = result.log.find(why);
+    if (at != std::string::npos) {
+      const size_t from = at + why.size();
+      const size_t end = result.log.find(")\n", from);
+      absl::StrAppend(
+          &result.message, ": ",
+          result.log.substr(
+              from, end == std::string::npos ? std::string::npos : end - from));
+    }
   }
   return result;
 }

@@ -29,6 +29,31 @@ std::string TemporaryPath() {
   return path;
 }
 
+// The running child's process group and result file, for the handler
+// below (a child leads its own group, so a Ctrl-C at the terminal does not
+// reach it: kir-bench has to pass it on).
+volatile sig_atomic_t running_child = 0;
+char running_result_path[4096];
+
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+void KillChildAndDie(int signal_number) {
+  if (running_child > 0) {
+    kill(-running_child, SIGKILL);
+    unlink(running_result_path);
+  }
+  ::signal(signal_number, SIG_DFL);
+  raise(signal_number);
+}
+
+void SetSignalHandlers(void (*handler)(int)) {
+  struct sigaction action = {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  for (int signal_number : kForwardedSignals)
+    sigaction(signal_number, &action, nullptr);
+}
+
 }  // namespace
 
 ProblemResult IdentityOf(const BenchProblem& problem) {
@@ -54,6 +79,9 @@ ProblemResult RunInChild(const std::function<ProblemResult()>& work,
   const auto start = std::chrono::steady_clock::now();
   std::cout.flush();
   std::cerr.flush();
+  if (path.size() < sizeof(running_result_path))
+    std::memcpy(running_result_path, path.c_str(), path.size() + 1);
+  SetSignalHandlers(KillChildAndDie);
   const pid_t pid = fork();
   if (pid < 0) {
     std::remove(path.c_str());
@@ -64,6 +92,7 @@ ProblemResult RunInChild(const std::function<ProblemResult()>& work,
   if (pid == 0) {
     // Its own process group, so the watchdog kills whatever it starts too.
     setpgid(0, 0);
+    SetSignalHandlers(SIG_DFL);
     const ProblemResult result = work();
     {
       std::ofstream out(path, std::ios::binary);
@@ -73,7 +102,9 @@ ProblemResult RunInChild(const std::function<ProblemResult()>& work,
     _exit(0);
   }
   setpgid(pid, pid);
+  running_child = pid;
   const ChildWait wait = WaitForChild(pid, timeout_seconds, start);
+  running_child = 0;
   const int status = wait.status;
   const bool hung = wait.hung;
   const double seconds = wait.seconds;

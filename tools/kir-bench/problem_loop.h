@@ -21,7 +21,8 @@ namespace kir::bench {
 // `timeout_seconds` the child (and its process group) is killed and the
 // result is `identity` with status "hang"; a child that dies without a
 // result gives status "crash" (with the signal or exit code). `seconds` is
-// set to the child's wall time either way.
+// set to the child's wall time either way. While the child runs, SIGINT,
+// SIGTERM and SIGHUP kill it (its process group) and then this process.
 ProblemResult RunInChild(const std::function<ProblemResult()>& work,
                          double timeout_seconds, const ProblemResult& identity);
 

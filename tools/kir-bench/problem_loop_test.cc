@@ -1,11 +1,14 @@
 #include "tools/kir-bench/problem_loop.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -95,6 +98,51 @@ TEST(ProblemLoop, TheBarRedrawsInPlaceOnATerminal) {
                               "fine"));
   EXPECT_THAT(text, HasSubstr("\r\033[K[###############...............] 1/2"));
   EXPECT_EQ(text.back(), '\n');
+}
+
+TEST(ProblemLoop, InterruptingKirBenchAlsoStopsTheProblemItRuns) {
+  // The child's pid comes back through a pipe; the child then hangs.
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t bench = fork();
+  ASSERT_GE(bench, 0);
+  if (bench == 0) {
+    RunInChild(
+        [&] {
+          const pid_t self = getpid();
+          if (write(pipe_fds[1], &self, sizeof(self)) != sizeof(self)) _exit(1);
+          while (true) pause();
+          return ProblemResult();
+        },
+        /*timeout_seconds=*/60, ProblemResult());
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  pid_t child = 0;
+  ASSERT_EQ(read(pipe_fds[0], &child, sizeof(child)),
+            static_cast<ssize_t>(sizeof(child)));
+  close(pipe_fds[0]);
+  kill(bench, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(bench, &status, 0), bench);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  // The problem's process is gone too: dead, or a zombie left for whoever
+  // adopted it to reap.
+  auto dead = [&] {
+    if (kill(child, 0) != 0) return true;
+    std::ifstream stat(absl::StrCat("/proc/", child, "/stat"));
+    std::string pid_text, name, state;
+    stat >> pid_text >> name >> state;
+    return state == "Z";
+  };
+  bool gone = false;
+  for (int i = 0; i < 400 && !gone; ++i) {
+    gone = dead();
+    if (!gone) usleep(5000);
+  }
+  EXPECT_TRUE(gone) << "process " << child << " still runs";
+  if (!gone) kill(child, SIGKILL);
 }
 
 }  // namespace

@@ -337,17 +337,51 @@ std::string FormatJson(const std::vector<ProblemResult>& results,
   return out;
 }
 
+namespace {
+
+// What the chart draws: a series of % of cuBLAS (NaN: no bar) per problem.
+struct PlotSeries {
+  std::string label;
+  std::vector<double> percent;
+};
+
+std::vector<PlotSeries> SeriesOf(const std::vector<ProblemResult>& results,
+                                 const RunInfo& info) {
+  std::vector<PlotSeries> series;
+  if (info.tune) {
+    PlotSeries heuristic{"heuristic", {}}, tuned{"tuned", {}};
+    for (const ProblemResult& r : results) {
+      heuristic.percent.push_back(
+          r.heuristic_ms > 0 ? 100 * r.heuristic_cublas_ms / r.heuristic_ms
+                             : NAN);
+      const VariantResult* x = VariantOf(r, 0);
+      tuned.percent.push_back(x && r.passed() ? PercentOfCublas(r, *x) : NAN);
+    }
+    return {heuristic, tuned};
+  }
+  const std::vector<std::string> labels = VariantLabels(info);
+  for (size_t v = 0; v < labels.size(); ++v) {
+    PlotSeries& one = series.emplace_back();
+    one.label = labels[v].empty() ? "kernel" : labels[v];
+    for (const ProblemResult& r : results) {
+      const VariantResult* x = VariantOf(r, v);
+      one.percent.push_back(x && r.passed() ? PercentOfCublas(r, *x) : NAN);
+    }
+  }
+  return series;
+}
+
+}  // namespace
+
 std::string FormatSvg(const std::vector<ProblemResult>& results,
                       const RunInfo& info) {
-  const std::vector<std::string> labels = VariantLabels(info);
-  const size_t variants = labels.size();
+  const std::vector<PlotSeries> series = SeriesOf(results, info);
+  const size_t variants = series.size();
   // Bars up to the largest value, at least 110% so the 100% line shows.
   double top = 110;
-  for (const ProblemResult& r : results)
-    for (size_t v = 0; v < variants; ++v)
-      if (const VariantResult* x = VariantOf(r, v))
-        if (r.passed() && std::isfinite(PercentOfCublas(r, *x)))
-          top = std::max(top, PercentOfCublas(r, *x) * 1.05);
+  for (const PlotSeries& one : series)
+    for (double percent : one.percent)
+      if (std::isfinite(percent)) top = std::max(top, percent * 1.05);
   top = std::ceil(top / 10) * 10;
   const double bar = 12, gap = 10, left = 60, plot_height = 300,
                top_margin = 50;
@@ -390,8 +424,7 @@ std::string FormatSvg(const std::vector<ProblemResult>& results,
     const ProblemResult& r = results[i];
     const double x0 = left + gap / 2 + group * i;
     for (size_t v = 0; v < variants; ++v) {
-      const VariantResult* x = VariantOf(r, v);
-      const double percent = x && r.passed() ? PercentOfCublas(r, *x) : NAN;
+      const double percent = series[v].percent[i];
       const double x_bar = x0 + bar * v;
       if (!std::isfinite(percent)) {
         absl::StrAppend(
@@ -403,13 +436,13 @@ std::string FormatSvg(const std::vector<ProblemResult>& results,
         continue;
       }
       absl::StrAppend(
-          &out,
-          absl::StrFormat(
-              "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-              "height=\"%.1f\" fill=\"%s\"><title>%s, %s: %.1f%% of "
-              "cuBLAS</title></rect>\n",
-              x_bar, y_of(percent), bar - 1, bottom - y_of(percent),
-              kColors[v % 8], XmlText(r.name), XmlText(labels[v]), percent));
+          &out, absl::StrFormat(
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                    "height=\"%.1f\" fill=\"%s\"><title>%s, %s: %.1f%% of "
+                    "cuBLAS</title></rect>\n",
+                    x_bar, y_of(percent), bar - 1, bottom - y_of(percent),
+                    kColors[v % 8], XmlText(r.name), XmlText(series[v].label),
+                    percent));
     }
     absl::StrAppend(
         &out,
@@ -418,7 +451,7 @@ std::string FormatSvg(const std::vector<ProblemResult>& results,
                         x0 + bar * variants / 2, bottom + 8, XmlText(r.name)));
   }
   for (size_t v = 0; v < variants; ++v) {
-    const double mean = GeometricMean(PercentsOfCublas(results, v));
+    const double mean = GeometricMean(series[v].percent);
     const double y = top_margin + 16 * v;
     absl::StrAppend(
         &out, absl::StrFormat(
@@ -426,8 +459,7 @@ std::string FormatSvg(const std::vector<ProblemResult>& results,
                   "fill=\"%s\"/><text x=\"%.0f\" y=\"%.0f\">%s (geomean "
                   "%s)</text>\n",
                   width - 180, y, kColors[v % 8], width - 165, y + 9,
-                  XmlText(labels[v].empty() ? "kernel" : labels[v]),
-                  XmlText(Percent(mean))));
+                  XmlText(series[v].label), XmlText(Percent(mean))));
   }
   out += "</svg>\n";
   return out;

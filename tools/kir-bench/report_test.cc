@@ -172,5 +172,17 @@ TEST(Report, SvgHasABarPerTimedVariantAndAMarkForTheRest) {
   EXPECT_THAT(svg, HasSubstr("(geomean 141.4%)"));
 }
 
+TEST(Report, TuneSvgDrawsTheHeuristicAgainstTheTuned) {
+  std::vector<ProblemResult> results = {Timed("a", 1.0, 1.0)};
+  results[0].heuristic_ms = 2.0;
+  results[0].heuristic_cublas_ms = 1.0;
+  RunInfo info = Info();
+  info.tune = true;
+  const std::string svg = FormatSvg(results, info);
+  EXPECT_THAT(svg, HasSubstr("a, heuristic: 50.0% of cuBLAS"));
+  EXPECT_THAT(svg, HasSubstr("a, tuned: 100.0% of cuBLAS"));
+  EXPECT_THAT(svg, HasSubstr("heuristic (geomean 50.0%)"));
+}
+
 }  // namespace
 }  // namespace kir::bench
