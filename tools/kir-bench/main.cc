@@ -414,6 +414,8 @@ int Main(int argc, char** argv) {
   info.tune = flags.tune;
   info.commit = KIR_GIT_COMMIT;
   info.device = probe.device;
+  for (const ProblemError& error : list.errors)
+    info.input_errors.push_back(std::string(error.status.message()));
   std::cerr << "kir-bench: " << list.problems.size() << " problem(s) on "
             << probe.device << "\n";
 

@@ -90,6 +90,17 @@ std::vector<double> PercentsOfCublas(const std::vector<ProblemResult>& results,
   return percents;
 }
 
+std::vector<double> RatiosToFirst(const std::vector<ProblemResult>& results,
+                                  size_t variant) {
+  std::vector<double> ratios;
+  for (const ProblemResult& result : results) {
+    if (!result.passed()) continue;
+    const double ratio = RatioToFirst(result, variant);
+    if (std::isfinite(ratio)) ratios.push_back(ratio);
+  }
+  return ratios;
+}
+
 std::vector<std::string> VariantLabels(const RunInfo& info) {
   std::vector<std::string> labels;
   for (size_t p = 0; p < info.pipelines.size(); ++p) {
@@ -158,6 +169,12 @@ std::string FormatTable(const std::vector<ProblemResult>& results,
       absl::StrAppend(&out, " (min ", Percent(*low), ", max ", Percent(*high),
                       ")");
     out += "\n";
+  }
+  for (size_t v = 1; compare && v < labels.size(); ++v) {
+    const std::vector<double> ratios = RatiosToFirst(results, v);
+    absl::StrAppend(&out, "geometric mean of time(P", v + 1,
+                    ") / time(P1): ", Fixed(GeometricMean(ratios), 3), " over ",
+                    ratios.size(), " problems\n");
   }
   if (failed)
     absl::StrAppend(&out, failed, " problem(s) did not pass (status above)\n");
@@ -275,9 +292,19 @@ std::string FormatJson(const std::vector<ProblemResult>& results,
                     ", \"geomean_percent_of_cublas\": ",
                     JsonNumber(GeometricMean(percents)),
                     ", \"problems_timed\": ", percents.size(),
-                    ", \"problems\": ", results.size(), "}");
+                    ", \"problems\": ", results.size());
+    if (v > 0) {
+      absl::StrAppend(&out, ", \"geomean_ratio_to_p1\": ",
+                      JsonNumber(GeometricMean(RatiosToFirst(results, v))));
+    }
+    out += "}";
   }
-  out += "],\n \"results\": [";
+  absl::StrAppend(&out, "],\n \"input_errors\": [",
+                  absl::StrJoin(info.input_errors, ", ",
+                                [](std::string* o, const std::string& error) {
+                                  o->append(JsonString(error));
+                                }),
+                  "],\n \"results\": [");
   for (size_t i = 0; i < results.size(); ++i) {
     const ProblemResult& r = results[i];
     absl::StrAppend(&out, i ? ",\n  " : "\n  ",

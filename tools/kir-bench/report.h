@@ -18,6 +18,8 @@ struct RunInfo {
   bool tune = false;
   std::string commit;
   std::string device;
+  // The input's errors (rendered diagnostics), for the JSON.
+  std::vector<std::string> input_errors;
 };
 
 // Geometric mean of the positive, finite values; NaN when there is none.
@@ -27,6 +29,11 @@ double GeometricMean(const std::vector<double>& values);
 // was timed.
 std::vector<double> PercentsOfCublas(const std::vector<ProblemResult>& results,
                                      size_t variant);
+
+// For variant `v` > 0: time(v) / time(P1) of each problem that passed
+// (RatioToFirst).
+std::vector<double> RatiosToFirst(const std::vector<ProblemResult>& results,
+                                  size_t variant);
 
 // A label per variant: the pipeline (--compare: "P1 <pipeline>").
 std::vector<std::string> VariantLabels(const RunInfo& info);

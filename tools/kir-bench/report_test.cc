@@ -98,6 +98,13 @@ TEST(Report, CompareTableGivesRatiosPerPipeline) {
                                "100.0%"));
   EXPECT_THAT(table, HasSubstr("geometric mean of % of cuBLAS (P2 "
                                "default{fence=all}): 80.0%"));
+  EXPECT_THAT(table, HasSubstr("geometric mean of time(P2) / time(P1): 1.250 "
+                               "over 1 problems"));
+  info.input_errors = {"llm.csv:3:1: error: size m must be at least 1"};
+  const std::string json = FormatJson(results, info);
+  EXPECT_THAT(json, HasSubstr("\"geomean_ratio_to_p1\": 1.25}"));
+  EXPECT_THAT(json, HasSubstr("\"input_errors\": [\"llm.csv:3:1: error: "
+                              "size m must be at least 1\"]"));
 }
 
 TEST(Report, TuneTableComparesHeuristicAndTuned) {
