@@ -253,6 +253,12 @@ int Run(int argc, char** argv) {
     config.epilogue = *mode;
     by_hand.push_back("--epilogue");
   }
+  if (config.epilogue == EpilogueMode::kDedicated &&
+      options.count("--split-k") == 0 && options.count("--config") == 0) {
+    // A dedicated output tile asks for the persistent grid, which split-K
+    // does not have: the heuristic's split gives way to the hand's choice.
+    config.split_k = 1;
+  }
   if (options.count("--circular-buffer") > 0) {
     const std::string& mode = options["--circular-buffer"];
     if (mode != "warp_specialized" && mode != "pipelined") {
