@@ -119,7 +119,10 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       flags.pipelines = {value};
     } else if (arg == "--compare") {
       flags.pipelines.clear();
-      while (i + 1 < argc && !absl::StartsWith(argv[i + 1], "--"))
+      // Up to the next option or an existing file (no pipeline names one:
+      // that is the problem list).
+      while (i + 1 < argc && !absl::StartsWith(argv[i + 1], "--") &&
+             access(argv[i + 1], F_OK) != 0)
         flags.pipelines.push_back(argv[++i]);
       if (flags.pipelines.size() < 2)
         return "--compare takes at least two pipelines";
@@ -349,7 +352,12 @@ int Main(int argc, char** argv) {
     } else if (absl::IsNotFound(read.status()) && flags.tune) {
       cache.emplace();  // --tune creates it
     } else {
-      errors.push_back(read.status());
+      errors.push_back(
+          absl::IsNotFound(read.status())
+              ? absl::NotFoundError(absl::StrCat(
+                    "kir-bench: --tune-cache: ", read.status().message(),
+                    " (--tune creates it)"))
+              : read.status());
     }
     if (flags.tune && cache) {
       errors.push_back(CheckWritable("--tune-cache", flags.tune_cache));
