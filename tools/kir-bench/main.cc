@@ -258,6 +258,12 @@ ProblemResult TuneProblem(const BenchProblem& problem, const Chosen& start,
       },
       flags.tune_limit);
   std::vector<ProblemResult> runs;
+  if (candidates.empty()) {  // the starting configuration was checked
+    ProblemResult result = IdentityOf(problem);
+    result.status = "error";
+    result.message = "no configuration to try";
+    return result;
+  }
   for (size_t c = 0; c < candidates.size(); ++c) {
     progress.Start(
         absl::StrCat(problem.name, " [", c + 1, "/", candidates.size(), "]"));
