@@ -28,6 +28,7 @@
 #include "passes/pipeline.h"
 #include "re2/re2.h"
 #include "tools/kir-bench/bench_problem.h"
+#include "tools/kir-bench/config_choice.h"
 #include "tools/kir-bench/problem_loop.h"
 #include "tools/kir-bench/problems.h"
 #include "tools/kir-bench/report.h"
@@ -196,61 +197,11 @@ absl::Status WriteText(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
-// The configuration a problem runs with, and where it came from.
-struct Chosen {
-  gen::MatmulConfig config;
-  std::string source;
-};
-
-// Chooses and validates each problem's configuration; a problem whose
-// configuration cannot be generated is dropped with a located error.
-std::vector<Chosen> ChooseConfigs(ProblemList& list, const TuningCache* cache,
-                                  bool tune) {
-  std::vector<Chosen> chosen;
-  ValidateProblems(list, [&](const BenchProblem& problem) -> absl::Status {
-    Chosen choice{gen::ChooseConfig(problem.matmul), "heuristic"};
-    Location where = problem.loc;
-    if (!problem.config.empty()) {
-      absl::StatusOr<gen::MatmulConfig> parsed =
-          gen::ParseConfig(problem.config);
-      if (!parsed.ok())
-        return Error(problem.config_loc) << parsed.status().message();
-      choice = {*parsed, "csv"};
-      where = problem.config_loc;
-    } else if (const TunedEntry* entry =
-                   cache && !tune ? cache->Find(problem.matmul) : nullptr) {
-      absl::StatusOr<gen::MatmulConfig> parsed =
-          gen::ParseConfig(entry->config);
-      if (!parsed.ok())
-        return Error(entry->config_loc) << parsed.status().message();
-      if (absl::Status s = gen::ValidateMatmul(problem.matmul, *parsed);
-          !s.ok()) {
-        return Error(entry->config_loc)
-               << "the tuned configuration cannot be generated for "
-               << entry->key << ": " << s.message();
-      }
-      choice = {*parsed, "cache"};
-    }
-    if (absl::Status s = gen::ValidateMatmul(problem.matmul, choice.config);
-        !s.ok()) {
-      InFlightDiagnostic error = Error(where);
-      error << s.message();
-      if (choice.source == "heuristic")
-        error << " (with the heuristic's configuration "
-              << gen::DescribeConfig(choice.config) << ")";
-      return error;
-    }
-    chosen.push_back(choice);
-    return absl::OkStatus();
-  });
-  return chosen;
-}
-
 // --tune for one problem: every candidate in a child of its own; the
 // fastest that passed, relative to cuBLASLt in its own process, wins.
-ProblemResult TuneProblem(const BenchProblem& problem, const Chosen& start,
-                          const Flags& flags, Progress& progress,
-                          TuningCache& cache) {
+ProblemResult TuneProblem(const BenchProblem& problem,
+                          const ChosenConfig& start, const Flags& flags,
+                          Progress& progress, TuningCache& cache) {
   const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
       problem.matmul, start.config,
       [&](const gen::MatmulConfig& config) {
@@ -394,8 +345,8 @@ int Main(int argc, char** argv) {
     }
     list.problems = std::move(kept);
   }
-  const std::vector<Chosen> chosen =
-      ChooseConfigs(list, cache ? &*cache : nullptr, flags.tune);
+  const std::vector<ChosenConfig> chosen =
+      ChooseConfigs(list, cache && !flags.tune ? &*cache : nullptr);
   const bool input_errors = !list.errors.empty();
   if (absl::Status s = list.Errors(); !s.ok()) std::cerr << s.message() << "\n";
 
