@@ -44,9 +44,31 @@ int64_t StageBytes(const MatmulConfig& config) {
          kElementBytes16;
 }
 
+// Output columns per TMA store: one 128-byte swizzle span.
+int OutputSpan(const MatmulProblem& problem) {
+  return problem.out_dtype == ElementType::kF32 ? kSpan32 : kSpan16;
+}
+
+int Subtiles(const MatmulProblem& problem, const MatmulConfig& config) {
+  return config.tile_n / OutputSpan(problem);
+}
+
+EpilogueMode ResolvedEpilogue(const MatmulProblem& problem,
+                              const MatmulConfig& config);
+
+// Shared buffers of one output sub-tile: the whole tile over the stages
+// (reuse), or a ring of two beside them (dedicated).
+int EpilogueBuffers(const MatmulProblem& problem, const MatmulConfig& config) {
+  const int subtiles = Subtiles(problem, config);
+  return ResolvedEpilogue(problem, config) == EpilogueMode::kDedicated
+             ? std::min(2, subtiles)
+             : subtiles;
+}
+
 int64_t EpilogueBytes(const MatmulProblem& problem,
                       const MatmulConfig& config) {
-  return int64_t{config.tile_m} * config.tile_n * BytesOf(problem.out_dtype);
+  return int64_t{EpilogueBuffers(problem, config)} * config.tile_m *
+         OutputSpan(problem) * BytesOf(problem.out_dtype);
 }
 
 bool Persistent(const MatmulConfig& config) {
@@ -180,6 +202,7 @@ class MatmulWriter {
   void KLoop(const std::string& lo, const std::string& hi,
              const std::string& iteration_base);
   void Wgmmas(int kk, bool zero_init);
+  void StoreSubtile(const std::string& sub, const std::string& buffer);
   void Epilogue();
 
   const MatmulProblem& p_;
@@ -320,19 +343,18 @@ void MatmulWriter::KLoop(const std::string& lo, const std::string& hi,
   w_.Close();
 }
 
-void MatmulWriter::Epilogue() {
-  const int tn = c_.tile_n;
+// Writes 64 (16-bit) or 32 (f32) output columns, sub-tile `sub` of the
+// accumulator, into `%sc[buffer]`.
+void MatmulWriter::StoreSubtile(const std::string& sub,
+                                const std::string& buffer) {
   if (out16_) {
     w_.Line(absl::StrFormat(
-        "// acc -> %s -> shared: columns 16i .. 16i+15 of the warp's 16 rows "
-        "(acc[8i .. 8i+7], stmatrix's order), i = 4s + q, go to sub-tile s "
-        "at column 16q.",
+        "// acc -> %s: columns 16i .. 16i+15 of the warp's 16 rows "
+        "(acc[8i .. 8i+7], stmatrix's order), i = 4 * sub-tile + q.",
         Out()));
-    w_.Open(absl::StrFormat("for %%s = %s to %s step %s {unroll = %d}", C(0),
-                            C(tn / kSpan16), C(1), tn / kSpan16));
     w_.Open(absl::StrFormat("for %%q = %s to %s step %s {unroll = 4}", C(0),
                             C(4), C(1)));
-    w_.Index("s4", "mul", "%s", C(4));
+    w_.Index("s4", "mul", sub, C(4));
     w_.Index("i", "add", "%s4", "%q");
     w_.Index("j0", "mul", "%i", C(8));
     std::vector<std::string> halves;
@@ -346,45 +368,71 @@ void MatmulWriter::Epilogue() {
     w_.Line(absl::StrFormat("%%frag = vec.from %s : vec<8x%s>",
                             absl::StrJoin(halves, ", "), Out()));
     w_.Index("col", "mul", "%q", C(16));
-    w_.Line("stmatrix %sc[%s, %row0, %col], %frag");
-    w_.Close();
-    w_.Close();
-  } else {
     w_.Line(
-        "// acc -> shared: acc[4i + 2h + e] is row 8h of the thread's two, "
-        "column 8i + 2*(lane % 4) + e; 32-column sub-tile i / 4.");
-    w_.Open(absl::StrFormat("for %%i = %s to %s step %s {unroll = %d}", C(0),
-                            C(tn / 8), C(1), tn / 8));
-    w_.Index("s", "div", "%i", C(4));
-    w_.Index("i_in_s", "rem", "%i", C(4));
-    w_.Index("i_col", "mul", "%i_in_s", C(8));
-    w_.Index("col", "add", "%i_col", "%lane_col");
-    w_.Index("j0", "mul", "%i", C(4));
-    w_.Index("j1", "add", "%j0", C(1));
-    w_.Index("j2", "add", "%j0", C(2));
-    w_.Index("j3", "add", "%j0", C(3));
-    for (int h = 0; h < 2; ++h) {
-      w_.Line(absl::StrFormat("%%x%d = load %%acc[%%j%d] : f32", 2 * h, 2 * h));
-      w_.Line(absl::StrFormat("%%x%d = load %%acc[%%j%d] : f32", 2 * h + 1,
-                              2 * h + 1));
-      w_.Line(absl::StrFormat("%%v%d = vec.from %%x%d, %%x%d : vec<2xf32>", h,
-                              2 * h, 2 * h + 1));
-      w_.Line(absl::StrFormat("store %%sc[%%s, %%row_%c, %%col], %%v%d",
-                              h == 0 ? 'a' : 'b', h));
-    }
+        absl::StrFormat("stmatrix %%sc[%s, %%row0, %%col], %%frag", buffer));
     w_.Close();
+    return;
   }
-  const int span = out16_ ? kSpan16 : kSpan32;
   w_.Line(
-      "// The output tile, one TMA store per sub-tile (clipped at the "
-      "edges).");
+      "// acc[4i + 2h + e] is the thread's row 8h, column 8i + 2*(lane % 4) "
+      "+ e; i = 4 * sub-tile + q.");
+  w_.Open(absl::StrFormat("for %%q = %s to %s step %s {unroll = 4}", C(0), C(4),
+                          C(1)));
+  w_.Index("s4", "mul", sub, C(4));
+  w_.Index("i", "add", "%s4", "%q");
+  w_.Index("q_col", "mul", "%q", C(8));
+  w_.Index("col", "add", "%q_col", "%lane_col");
+  w_.Index("j0", "mul", "%i", C(4));
+  w_.Index("j1", "add", "%j0", C(1));
+  w_.Index("j2", "add", "%j0", C(2));
+  w_.Index("j3", "add", "%j0", C(3));
+  for (int h = 0; h < 2; ++h) {
+    w_.Line(absl::StrFormat("%%x%d = load %%acc[%%j%d] : f32", 2 * h, 2 * h));
+    w_.Line(absl::StrFormat("%%x%d = load %%acc[%%j%d] : f32", 2 * h + 1,
+                            2 * h + 1));
+    w_.Line(absl::StrFormat("%%v%d = vec.from %%x%d, %%x%d : vec<2xf32>", h,
+                            2 * h, 2 * h + 1));
+    w_.Line(absl::StrFormat("store %%sc[%s, %%row_%c, %%col], %%v%d", buffer,
+                            h == 0 ? 'a' : 'b', h));
+  }
+  w_.Close();
+}
+
+void MatmulWriter::Epilogue() {
+  const int subtiles = Subtiles(p_, c_);
+  const std::string tma_store = absl::StrFormat(
+      "tma.store %%c_map[%%m0, %%n_s], %%sc[%%buf, %s, %s]", C(0), C(0));
+  if (c_.epilogue == EpilogueMode::kDedicated) {
+    // Sub-tiles through a ring of two buffers: the store of one overlaps
+    // the writes of the next (the passes wait for the store before last
+    // to have read its buffer).
+    w_.Line("// The output tile, sub-tile by sub-tile through two buffers.");
+    w_.Open(absl::StrFormat("for %%s = %s to %s step %s {unroll = %d}", C(0),
+                            C(subtiles), C(1), subtiles));
+    w_.Index("buf", "rem", "%s", C(EpilogueBuffers(p_, c_)));
+    StoreSubtile("%s", "%buf");
+    w_.Open("if %is_t0");
+    w_.Index("s_col", "mul", "%s", C(OutputSpan(p_)));
+    w_.Index("n_s", "add", "%n0", "%s_col");
+    w_.Line(tma_store);
+    w_.Close();
+    w_.Close();
+    return;
+  }
+  // The whole output tile in shared memory (over the stages), then its
+  // stores.
+  w_.Line("// The output tile in shared memory, one sub-tile per buffer.");
+  w_.Open(absl::StrFormat("for %%s = %s to %s step %s {unroll = %d}", C(0),
+                          C(subtiles), C(1), subtiles));
+  StoreSubtile("%s", "%s");
+  w_.Close();
+  w_.Line("// One TMA store per sub-tile (clipped at the edges).");
   w_.Open("if %is_t0");
   w_.Open(
-      absl::StrFormat("for %%u = %s to %s step %s", C(0), C(tn / span), C(1)));
-  w_.Index("u_col", "mul", "%u", C(span));
-  w_.Index("n_u", "add", "%n0", "%u_col");
-  w_.Line(absl::StrFormat("tma.store %%c_map[%%m0, %%n_u], %%sc[%%u, %s, %s]",
-                          C(0), C(0)));
+      absl::StrFormat("for %%buf = %s to %s step %s", C(0), C(subtiles), C(1)));
+  w_.Index("s_col", "mul", "%buf", C(OutputSpan(p_)));
+  w_.Index("n_s", "add", "%n0", "%s_col");
+  w_.Line(tma_store);
   w_.Close();
   w_.Close();
 }
@@ -406,14 +454,17 @@ std::string MatmulWriter::Write() {
       b_mn_ ? absl::StrCat(tn / kSpan16, ", ", tk, ", ", kSpan16)
             : absl::StrCat(tn, ", ", tk)));
   w_.Line("%bar = alloc.shared {align = 8} : shared mbarrier[1]");
-  const int span = out16_ ? kSpan16 : kSpan32;
+  const int span = OutputSpan(p_);
+  const int buffers = EpilogueBuffers(p_, c_);
   w_.Line(absl::StrFormat(
-      "// The output tile as %d sub-tiles of %dx%d, 128-byte swizzled.",
-      tn / span, tm, span));
+      "// Output sub-tiles of %dx%d, 128-byte swizzled: %s.", tm, span,
+      c_.epilogue == EpilogueMode::kDedicated
+          ? absl::StrFormat("a ring of %d beside the stages", buffers)
+          : "the whole tile, which may take the stages' bytes"));
   w_.Line(absl::StrFormat(
       "%%sc = alloc.shared {align = 1024, swizzle = 128} : shared %s[%d, %d, "
       "%d]",
-      Out(), tn / span, tm, span));
+      Out(), buffers, tm, span));
   w_.Line(absl::StrFormat(
       "// This thread's fragment of its warpgroup's 64x%d accumulator tile.",
       tn));
@@ -745,7 +796,7 @@ absl::Status ValidateMatmul(const MatmulProblem& problem,
   if (bytes > kSharedMemoryBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "tile %dx%dx%d with %d stages and a %s epilogue needs about %d bytes "
-        "of shared memory (%d per stage, %d for the output tile), more than "
+        "of shared memory (%d per stage, %d for output sub-tiles), more than "
         "the %d a block can use; use fewer stages or a smaller tile",
         config.tile_m, config.tile_n, config.tile_k, config.stages,
         EpilogueName(ResolvedEpilogue(problem, config)), bytes,
@@ -768,8 +819,6 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
   std::vector<Candidate> candidates;
   const int64_t k_tiles = CeilDiv(std::max<int64_t>(problem.k, 1), 64);
   for (int tile_n : {256, 128, 64}) {
-    // f32 output tiles of 256 columns leave too few stages.
-    if (tile_n == 256 && problem.out_dtype == ElementType::kF32) continue;
     for (int split_k = 1; split_k <= 32; ++split_k) {
       // At least 4 k-steps per split, and no more blocks than two waves.
       if (split_k > 1 && k_tiles / split_k < 4) break;
@@ -792,11 +841,8 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
   why.push_back(absl::StrFormat(
       "tile 128x%dx64: %d tiles, %d wave(s) of %d SMs; the least modelled "
       "time (wave count x k-steps / tile efficiency) of 128x256, 128x128 "
-      "and 128x64%s",
-      config.tile_n, tiles, best->estimate.waves, kSmCount,
-      problem.out_dtype == ElementType::kF32
-          ? " (128x256 excluded: its f32 output tile takes 128 KiB)"
-          : ""));
+      "and 128x64",
+      config.tile_n, tiles, best->estimate.waves, kSmCount));
   if (config.split_k > 1) {
     why.push_back(absl::StrFormat(
         "split-K %d (serial): %d tiles leave SMs idle; %d splits of %d "
@@ -825,23 +871,12 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
         tiles));
   } else {
     config.epilogue = EpilogueMode::kDedicated;
-    config.stages = 1;  // for the estimate below
-    const int64_t free_bytes =
-        kSharedMemoryBytes - kSharedSlack - EpilogueBytes(problem, config);
-    if (free_bytes / StageBytes(config) >= 3) {
-      why.push_back(absl::StrFormat(
-          "epilogue dedicated: %d tiles over %d SMs, so a persistent grid; "
-          "the output tile has its own buffer and its TMA store overlaps "
-          "the loads of the block's next tile",
-          tiles, kSmCount));
-    } else {
-      config.epilogue = EpilogueMode::kReuseMainloop;
-      why.push_back(absl::StrFormat(
-          "epilogue reuse: a dedicated %d-byte output tile would leave "
-          "fewer than 3 stages, so one tile per block with the output tile "
-          "over the stages",
-          EpilogueBytes(problem, config)));
-    }
+    why.push_back(absl::StrFormat(
+        "epilogue dedicated: %d tiles over %d SMs, so a persistent grid; the "
+        "output goes through a ring of two sub-tile buffers of its own, so "
+        "each sub-tile's TMA store overlaps the next one's writes and the "
+        "producer loads the block's next tile meanwhile",
+        tiles, kSmCount));
   }
   // Stages: as many as fit, at most 8.
   const int64_t output = config.epilogue == EpilogueMode::kDedicated
@@ -852,7 +887,7 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
       "%d stages: %d bytes per stage%s, as many as fit in %d bytes (at most "
       "8)",
       config.stages, StageBytes(config),
-      output > 0 ? absl::StrFormat(" beside the %d-byte output tile", output)
+      output > 0 ? absl::StrFormat(" beside %d bytes of output buffers", output)
                  : "",
       kSharedMemoryBytes));
   why.push_back(

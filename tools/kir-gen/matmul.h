@@ -97,8 +97,10 @@ absl::StatusOr<std::string> GenerateMatmul(const MatmulProblem& problem,
                                            const MatmulConfig& config);
 
 // Short, stable text naming a configuration, e.g.
-// "128x256x64 s4 ws coop c1x1 epi=reuse", and its parser (the tuning cache
-// stores this text).
+// "128x256x64 s4 ws coop wg2 c1x1 r8 epi=dedicated" (with " splitk=4/serial"
+// when K is split), and its parser (the tuning cache stores this text). The
+// parser takes the settings in any order; those left out keep their
+// defaults, so "128x256x64 s4 ws coop c1x1 epi=reuse" parses too.
 std::string DescribeConfig(const MatmulConfig& config);
 absl::StatusOr<MatmulConfig> ParseConfig(absl::string_view text);
 

@@ -125,13 +125,17 @@ TEST(ValidateMatmul, RejectsTilesWgmmaCannotCompute) {
 
 TEST(ValidateMatmul, RejectsATileThatDoesNotFitInSharedMemory) {
   MatmulConfig config = Fitting();
-  config.stages = 4;  // 4 x 48 KiB + a 64 KiB output tile
+  config.stages = 5;  // 5 x 48 KiB + two 16 KiB output sub-tiles
   ExpectError(Problem(4096, 4096, 4096), config,
               absl::StatusCode::kInvalidArgument,
               "more than the 232448 a block can use");
-  // Over the stages, 4 fit.
+  config.stages = 4;
+  EXPECT_TRUE(ValidateMatmul(Problem(4096, 4096, 4096), config).ok());
+  // The whole tile over the stages: 4 fit, 5 do not.
   config.epilogue = EpilogueMode::kReuseMainloop;
   EXPECT_TRUE(ValidateMatmul(Problem(4096, 4096, 4096), config).ok());
+  config.stages = 5;
+  EXPECT_FALSE(ValidateMatmul(Problem(4096, 4096, 4096), config).ok());
 }
 
 TEST(ValidateMatmul, SplitK) {
@@ -185,7 +189,7 @@ TEST(ChooseConfig, EveryChoiceIsValidAndExplained) {
 TEST(ChooseConfig, LargeShapesArePersistentSmallOnesSplitK) {
   const MatmulConfig large = ChooseConfig(Problem(4096, 4096, 4096));
   EXPECT_EQ(DescribeConfig(large),
-            "128x256x64 s3 ws coop wg2 c1x1 r8 epi=dedicated");
+            "128x256x64 s4 ws coop wg2 c1x1 r8 epi=dedicated");
   // 2 tiles of 128x256 cannot fill 132 SMs: K is split.
   const MatmulConfig small = ChooseConfig(Problem(256, 256, 65536));
   EXPECT_GT(small.split_k, 1);
