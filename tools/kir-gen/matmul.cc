@@ -185,7 +185,8 @@ class MatmulWriter {
         b_mn_(problem.b_major == OperandMajor::kMN),
         out16_(problem.out_dtype != ElementType::kF32),
         persistent_(Persistent(config)),
-        split_(config.split_k > 1) {}
+        split_(config.split_k > 1),
+        zero_first_(split_ || b_mn_) {}
 
   // The body; then the header and the constants it uses.
   std::string Write();
@@ -199,6 +200,7 @@ class MatmulWriter {
   void Rasterize(const std::string& tile);
   void LoadOperand(const std::string& name, bool mn_major, int extent,
                    const std::string& origin);
+  void ZeroAccumulator();
   void KLoop(const std::string& lo, const std::string& hi,
              const std::string& iteration_base);
   void Wgmmas(int kk, bool zero_init);
@@ -208,6 +210,11 @@ class MatmulWriter {
   const MatmulProblem& p_;
   const MatmulConfig& c_;
   const bool a_mn_, b_mn_, out16_, persistent_, split_;
+  // Whether the accumulator is zeroed by stores before the k loop rather
+  // than by the first k-step's wgmmas (`zero_init` under `kt == 0`): a
+  // split may have no k-steps; with several wgmmas per k16 step (N-major
+  // B) the branch makes ptxas serialize them (warning C7519).
+  const bool zero_first_;
   KernelWriter w_;
 };
 
@@ -304,6 +311,13 @@ void MatmulWriter::LoadOperand(const std::string& name, bool mn_major,
   }
 }
 
+void MatmulWriter::ZeroAccumulator() {
+  w_.Open(absl::StrFormat("for %%z = %s to %s step %s {unroll = %d}", C(0),
+                          C(c_.tile_n / 2), C(1), c_.tile_n / 2));
+  w_.Line("store %acc[%z], %zero");
+  w_.Close();
+}
+
 void MatmulWriter::KLoop(const std::string& lo, const std::string& hi,
                          const std::string& iteration_base) {
   w_.Open(absl::StrFormat(
@@ -326,9 +340,7 @@ void MatmulWriter::KLoop(const std::string& lo, const std::string& hi,
   LoadOperand("b", b_mn_, c_.tile_n, "%n0");
   w_.Close();
   w_.Line(absl::StrFormat("mbarrier.wait %%bar[%s], %%phase", C(0)));
-  if (split_) {
-    // The partial starts from zero before the loop (a split may have no
-    // k-steps at all).
+  if (zero_first_) {
     for (int kk = 0; kk < c_.tile_k; kk += 16) Wgmmas(kk, false);
   } else {
     w_.Line("// From zero on the tile's first k-slice.");
@@ -475,6 +487,7 @@ std::string MatmulWriter::Write() {
   w_.Open("if %is_t0");
   w_.Line(absl::StrFormat("mbarrier.init %%bar[%s] {count = 1}", C(0)));
   w_.Close();
+  if (zero_first_) w_.Line("%zero = const 0.0 : f32");
   w_.Blank();
   w_.Index("m_round", "add", "%M", C(tm - 1));
   w_.Index("tiles_m", "div", "%m_round", C(tm));
@@ -515,6 +528,7 @@ std::string MatmulWriter::Write() {
     w_.Index("tile_off", "sub", "%tile", "%cta");
     w_.Index("tile_iter", "div", "%tile_off", "%num_ctas");
     w_.Index("it_base", "mul", "%tile_iter", "%k_tiles");
+    if (zero_first_) ZeroAccumulator();
     KLoop(C(0), "%k_tiles", "%it_base");
     w_.Blank();
     Epilogue();
@@ -533,12 +547,8 @@ std::string MatmulWriter::Write() {
     w_.Index("kt_begin", "mul", "%split", "%kt_chunk");
     w_.Index("kt_end_raw", "add", "%kt_begin", "%kt_chunk");
     w_.Index("kt_end", "min", "%kt_end_raw", "%k_tiles");
-    w_.Line("%zero = const 0.0 : f32");
     w_.Open("splitk %acc {dim = z} body");
-    w_.Open(absl::StrFormat("for %%z = %s to %s step %s {unroll = %d}", C(0),
-                            C(tn / 2), C(1), tn / 2));
-    w_.Line("store %acc[%z], %zero");
-    w_.Close();
+    ZeroAccumulator();
     KLoop("%kt_begin", "%kt_end", "");
     w_.Reopen("epilogue");
     Epilogue();
@@ -547,6 +557,7 @@ std::string MatmulWriter::Write() {
     w_.Line("// One tile per block.");
     w_.Line("%tile = block.id x : index");
     Rasterize("%tile");
+    if (zero_first_) ZeroAccumulator();
     KLoop(C(0), "%k_tiles", "");
     w_.Blank();
     Epilogue();
