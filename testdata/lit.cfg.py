@@ -33,6 +33,8 @@ def tool_pattern(name):
 kir_opt = os.path.join(config.kir_tools_dir, "kir-opt", "kir-opt")
 kir_run = os.path.join(config.kir_tools_dir, "kir-run", "kir-run")
 kir_check = os.path.join(config.kir_tools_dir, "kir-check", "kir-check")
+kir_gen = os.path.join(config.kir_tools_dir, "kir-gen", "kir-gen")
+kir_bench = os.path.join(config.kir_tools_dir, "kir-bench", "kir-bench")
 filecheck = os.path.join(config.llvm_tools_dir, "FileCheck")
 if not os.path.exists(filecheck):
     filecheck = shutil.which("FileCheck-19") or "FileCheck"
@@ -50,6 +52,8 @@ expect_exit = "%s %s" % (sys.executable,
 config.substitutions.append((tool_pattern("kir-opt"), kir_opt))
 config.substitutions.append((tool_pattern("kir-run"), kir_run))
 config.substitutions.append((tool_pattern("kir-check"), kir_check))
+config.substitutions.append((tool_pattern("kir-gen"), kir_gen))
+config.substitutions.append((tool_pattern("kir-bench"), kir_bench))
 config.substitutions.append((tool_pattern("expect-exit"), expect_exit))
 config.substitutions.append((tool_pattern("sass-divergence"), "%s %s" % (
     sys.executable, os.path.join(config.test_source_root, "sass_divergence.py"))))

@@ -30,7 +30,6 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -45,6 +44,7 @@
 #include "parser/source_reader.h"
 #include "passes/pipeline.h"
 #include "printer/nvrtc_compiler.h"
+#include "tools/kir-run/child_process.h"
 #include "tools/kir-run/device.h"
 #include "tools/kir-check/interp_target.h"
 #include "tools/kir-run/directive.h"
@@ -383,25 +383,10 @@ ChildResult RunChild(const std::vector<std::string>& command,
     _exit(kExitFailed);
   }
   setpgid(pid, pid);
-  int status = 0;
-  while (true) {
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    if (elapsed > timeout_seconds) {
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      result.hung = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  const ChildWait wait = WaitForChild(pid, timeout_seconds, start);
+  const int status = wait.status;
+  result.hung = wait.hung;
+  result.seconds = wait.seconds;
   if (!result.hung) {
     if (WIFEXITED(status)) {
       result.exit_code = WEXITSTATUS(status);

@@ -31,39 +31,7 @@
 
 namespace kir {
 
-std::string JsonString(absl::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppend(&out, absl::StrFormat("\\u%04x", c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 namespace {
-
-std::string JsonNumber(double value) {
-  if (!std::isfinite(value)) return "null";
-  return absl::StrFormat("%.6g", value);
-}
 
 // ---------------------------------------------------------------------------
 // Preparing a kernel (CPU only).
@@ -805,8 +773,11 @@ struct Variant {
   std::unique_ptr<Launchable> launchable;
   KernelResources resources;
   bool passed = true;
+  bool checked = false;
+  double max_abs_error = 0, max_rel_error = 0;
   std::vector<std::string> check_json;
   std::optional<SampleStats> time;
+  std::vector<double> repeat_medians;
 };
 
 class DirectiveRun {
@@ -817,6 +788,7 @@ class DirectiveRun {
       : source_(source), directive_(directive), options_(options), out_(out) {}
 
   int Run(std::string& json);
+  DirectiveOutcome Outcome() const;
 
  private:
   absl::Status Execute();
@@ -845,6 +817,10 @@ class DirectiveRun {
   bool mismatch_ = false;
   std::string error_;
   std::vector<std::string> bench_json_;
+  std::string skip_reason_;  // no usable GPU
+  std::string baseline_name_;
+  std::optional<SampleStats> baseline_;
+  std::vector<double> baseline_samples_;
 };
 
 absl::Status DirectiveRun::PrepareVariants() {
@@ -948,6 +924,11 @@ absl::Status DirectiveRun::RunAndCheck(Variant& variant, bool report) {
     if (!comparison.ok()) return comparison.status();
     const bool ok = comparison->mismatches == 0;
     variant.passed = variant.passed && ok;
+    variant.checked = true;
+    variant.max_abs_error =
+        std::max(variant.max_abs_error, comparison->max_abs_error);
+    variant.max_rel_error =
+        std::max(variant.max_rel_error, comparison->max_rel_error);
     std::string line = absl::StrFormat(
         "  %s%s %s: %s (max abs err %.3g, max rel err %.3g over %d elements)",
         ok ? "ok" : "MISMATCH", label, check.output,
@@ -1041,6 +1022,7 @@ absl::Status DirectiveRun::Bench() {
     if (status.ok()) {
       baseline = Summarize(samples);
       baseline_name = "cublasLt";
+      baseline_samples_ = samples;
     } else {
       out_ << "  (no cuBLASLt baseline: " << status.message() << ")\n";
     }
@@ -1068,6 +1050,7 @@ absl::Status DirectiveRun::Bench() {
       samples.push_back(copy->median);
     }
     baseline = Summarize(samples);
+    baseline_samples_ = samples;
     baseline_name = absl::StrCat("copy ", bytes, " B");
   }
 
@@ -1085,6 +1068,7 @@ absl::Status DirectiveRun::Bench() {
   for (size_t v = 0; v < variants_.size(); ++v) {
     Variant& variant = variants_[v];
     variant.time = Summarize(medians[v]);
+    variant.repeat_medians = medians[v];
     const KernelResources& res = variant.resources;
     const std::string spills =
         variant.prepared.spill_store_bytes.has_value()
@@ -1124,6 +1108,8 @@ absl::Status DirectiveRun::Bench() {
             [](std::string* o, double x) { o->append(JsonNumber(x)); }),
         "]}");
   }
+  baseline_name_ = baseline_name;
+  baseline_ = baseline;
   bench_json_.push_back(
       absl::StrCat("\"baseline\": {\"name\": ", JsonString(baseline_name),
                    ", \"time\": ", TimeJson(*baseline), "}", compare_json));
@@ -1258,6 +1244,35 @@ std::string DirectiveRun::Json() const {
   return json + "}";
 }
 
+DirectiveOutcome DirectiveRun::Outcome() const {
+  DirectiveOutcome outcome;
+  outcome.status = !error_.empty() ? "error" : mismatch_ ? "mismatch" : "passed";
+  outcome.error = error_;
+  if (!skip_reason_.empty()) {
+    outcome.status = "skipped";
+    outcome.error = skip_reason_;
+  }
+  for (const Variant& variant : variants_) {
+    VariantOutcome& v = outcome.variants.emplace_back();
+    v.pipeline = variant.prepared.pipeline;
+    v.checked = variant.checked;
+    v.passed = variant.checked && variant.passed;
+    v.max_abs_error = variant.max_abs_error;
+    v.max_rel_error = variant.max_rel_error;
+    v.time = variant.time;
+    v.repeat_medians = variant.repeat_medians;
+    v.registers = variant.resources.registers;
+    v.spill_store_bytes = variant.prepared.spill_store_bytes;
+    v.spill_load_bytes = variant.prepared.spill_load_bytes;
+    v.shared_bytes = variant.prepared.abi.dynamic_smem_bytes +
+                     variant.resources.static_shared_bytes;
+  }
+  outcome.baseline_name = baseline_name_;
+  outcome.baseline = baseline_;
+  outcome.baseline_repeat_medians = baseline_samples_;
+  return outcome;
+}
+
 int DirectiveRun::Run(std::string& json) {
   out_ << Where() << ": " << directive_.text << "\n";
   const absl::Status status = Execute();
@@ -1265,6 +1280,7 @@ int DirectiveRun::Run(std::string& json) {
   if (!status.ok()) {
     if (status.code() == absl::StatusCode::kUnavailable) {
       out_ << "  skipped: " << status.message() << "\n";
+      skip_reason_ = std::string(status.message());
       json = Json();
       return kExitNoGpu;
     }
@@ -1367,19 +1383,29 @@ int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile>& source,
 
 int RunDirectiveInProcess(const std::shared_ptr<const SourceFile>& source,
                           int index, const RunOptions& options,
-                          std::ostream& out, std::string& json) {
+                          std::ostream& out, std::string& json,
+                          DirectiveOutcome* outcome) {
+  auto fail = [&](const std::string& message) {
+    out << message << "\n";
+    if (outcome != nullptr) {
+      *outcome = DirectiveOutcome();
+      outcome->status = "error";
+      outcome->error = message;
+    }
+    return kExitFailed;
+  };
   absl::StatusOr<std::vector<RunDirective>> directives =
       DirectivesToRun(source, options);
-  if (!directives.ok()) {
-    out << directives.status().message() << "\n";
-    return kExitFailed;
-  }
+  if (!directives.ok()) return fail(std::string(directives.status().message()));
   if (index < 0 || index >= static_cast<int>(directives->size())) {
-    out << source->name << ": no run directive #" << index << "\n";
-    return kExitFailed;
+    return fail(absl::StrCat(source->name, ": no run directive #", index));
   }
   DirectiveRun run(source, (*directives)[index], options, out);
-  return run.Run(json);
+  const int code = run.Run(json);
+  if (outcome != nullptr) {
+    *outcome = run.Outcome();
+  }
+  return code;
 }
 
 }  // namespace kir

@@ -21,7 +21,9 @@
 #include "printer/cuda_emitter.h"
 #include "printer/nvrtc_compiler.h"
 #include "tools/kir-run/binding.h"
+#include "tools/kir-run/device.h"
 #include "tools/kir-run/directive.h"
+#include "tools/kir-run/json.h"
 
 namespace kir {
 
@@ -91,12 +93,40 @@ inline constexpr int kExitFailed = 1;
 inline constexpr int kExitHang = 3;
 inline constexpr int kExitNoGpu = 77;
 
+// What one directive's run measured, as values (the JSON says the same),
+// for tools that drive the runner themselves (kir-bench).
+struct VariantOutcome {
+  std::string pipeline;
+  bool checked = false;  // it ran and its checks were evaluated
+  bool passed = false;   // every check passed
+  // The largest errors over its checks.
+  double max_abs_error = 0, max_rel_error = 0;
+  std::optional<SampleStats> time;  // ms, when timed
+  // The median of each timed repeat (ms), in the order they ran; repeat r of
+  // every variant ran next to repeat r of the others.
+  std::vector<double> repeat_medians;
+  int registers = 0;
+  std::optional<int64_t> spill_store_bytes, spill_load_bytes;
+  int64_t shared_bytes = 0;
+};
+
+struct DirectiveOutcome {
+  std::string status;  // "passed", "mismatch", "error" or "skipped"
+  std::string error;   // for "error" and "skipped"
+  std::vector<VariantOutcome> variants;
+  std::string baseline_name;  // "cublasLt", or "copy N B"
+  std::optional<SampleStats> baseline;  // ms
+  std::vector<double> baseline_repeat_medians;
+};
+
 // Runs directive `index` (0-based) of `source` in this process; prints a
-// report to `out`, sets `json` to one JSON object describing it, and returns
-// an exit code (kExitPassed, kExitFailed or kExitNoGpu).
+// report to `out`, sets `json` to one JSON object describing it (and
+// `outcome`, when given, to the same as values), and returns an exit code
+// (kExitPassed, kExitFailed or kExitNoGpu).
 int RunDirectiveInProcess(const std::shared_ptr<const SourceFile>& source,
                           int index, const RunOptions& options,
-                          std::ostream& out, std::string& json);
+                          std::ostream& out, std::string& json,
+                          DirectiveOutcome* outcome = nullptr);
 
 // Times 1000 host-side launches of directive 1's kernel (bound as the
 // directive says) through kir-run's launch path and through a direct
@@ -110,9 +140,6 @@ int MeasureLaunchOverhead(const std::shared_ptr<const SourceFile>& source,
 // source of its own, "<--directive>").
 absl::StatusOr<std::vector<RunDirective>> DirectivesToRun(
     const std::shared_ptr<const SourceFile>& source, const RunOptions& options);
-
-// Escapes `text` as a JSON string (with the quotes).
-std::string JsonString(absl::string_view text);
 
 }  // namespace kir
 

@@ -1,0 +1,48 @@
+#include "tools/kir-bench/config_choice.h"
+
+#include "absl/strings/str_cat.h"
+#include "ir/diagnostics.h"
+
+namespace kir::bench {
+
+std::vector<ChosenConfig> ChooseConfigs(ProblemList& list,
+                                        const TuningCache* cache) {
+  std::vector<ChosenConfig> chosen;
+  ValidateProblems(list, [&](const BenchProblem& problem) -> absl::Status {
+    ChosenConfig choice{gen::ChooseConfig(problem.matmul), "heuristic"};
+    Location where = problem.loc;
+    std::string context;
+    if (!problem.config.empty()) {
+      absl::StatusOr<gen::MatmulConfig> parsed =
+          gen::ParseConfig(problem.config);
+      if (!parsed.ok())
+        return Error(problem.config_loc) << parsed.status().message();
+      choice = {*parsed, "csv"};
+      where = problem.config_loc;
+    } else if (const TunedEntry* entry =
+                   cache ? cache->Find(problem.matmul) : nullptr) {
+      absl::StatusOr<gen::MatmulConfig> parsed =
+          gen::ParseConfig(entry->config);
+      if (!parsed.ok())
+        return Error(entry->config_loc) << parsed.status().message();
+      choice = {*parsed, "cache"};
+      where = entry->config_loc;
+      context = absl::StrCat("the tuned configuration cannot be generated for ",
+                             entry->key, " (", problem.loc.ToString(), "): ");
+    }
+    if (absl::Status s = gen::ValidateMatmul(problem.matmul, choice.config);
+        !s.ok()) {
+      InFlightDiagnostic error = Error(where);
+      error << context << s.message();
+      if (choice.source == "heuristic")
+        error << " (with the heuristic's configuration "
+              << gen::DescribeConfig(choice.config) << ")";
+      return error;
+    }
+    chosen.push_back(choice);
+    return absl::OkStatus();
+  });
+  return chosen;
+}
+
+}  // namespace kir::bench

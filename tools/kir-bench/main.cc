@@ -1,0 +1,448 @@
+// kir-bench: generates, lowers, checks and times GEMMs against cuBLASLt
+// over a problem list (tools/kir-bench/problems.h for its format).
+//
+//   kir-bench PROBLEMS.csv [options]
+//
+// Exit codes: 0 every problem passed; 1 an error in the input or a problem
+// that failed; 3 a problem hung (takes precedence); 77 no usable GPU (after
+// the whole CSV was read and checked, and only when it had no error).
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ir/diagnostics.h"
+#include "parser/source_reader.h"
+#include "passes/pipeline.h"
+#include "re2/re2.h"
+#include "tools/kir-bench/bench_problem.h"
+#include "tools/kir-bench/config_choice.h"
+#include "tools/kir-bench/problem_loop.h"
+#include "tools/kir-bench/problems.h"
+#include "tools/kir-bench/report.h"
+#include "tools/kir-bench/tune_cache.h"
+#include "tools/kir-bench/tune_space.h"
+#include "tools/kir-gen/matmul.h"
+
+#ifndef KIR_GIT_COMMIT
+#define KIR_GIT_COMMIT "unknown"
+#endif
+
+namespace kir::bench {
+namespace {
+
+constexpr char kUsage[] = R"(usage: kir-bench PROBLEMS.csv [options]
+
+For each problem of the CSV (columns m,n,k[,a_major,b_major,dtype,out_dtype,
+name,config]): chooses a configuration (the CSV's config column, else the
+tuning cache's winner with --tune-cache, else kir-gen's heuristic), generates
+the kernel, lowers it with the pipeline, compiles it, checks it against the
+reference and times it against cuBLASLt in the same process. Each problem
+runs in a process of its own: a hang or a crash costs only that problem.
+
+  --pipeline P         lowering pipeline (default: default)
+  --compare P1 P2 ...  every problem with each pipeline, checked, then timed
+                       alternately; the table gives time(Pi) / time(P1)
+  --tune               try a bounded set of configurations per problem
+                       (each checked, then timed); record the fastest in the
+                       tuning cache; the table compares it with the heuristic
+  --tune-cache FILE    the tuning cache (default with --tune:
+                       kir-bench-tune.txt); without --tune its winners are
+                       used
+  --tune-limit N       configurations tried per problem (default 16)
+  --filter REGEX       only problems whose name or key matches
+  --csv FILE           every result as CSV
+  --json FILE          every result as JSON
+  --plot FILE.svg      bar chart of % of cuBLAS per problem and pipeline
+  --log FILE           the runner's full report of every problem
+  --dump-dir DIR       keep each generated kernel (DIR/<problem>.kir, which
+                       kir-run runs as it is) and its lowered forms
+  --timeout S          watchdog per problem, per configuration with --tune
+                       (default 300)
+  --warmup N --iterations N --repeats N
+                       timing (default 10, 50, 5): the median of N
+                       launches per repeat, the median of the repeats;
+                       cuBLASLt's repeats first, then the pipelines'
+                       repeats alternately
+)";
+
+struct Flags {
+  std::string csv_path;
+  std::vector<std::string> pipelines;
+  bool tune = false;
+  std::string tune_cache;
+  int tune_limit = 16;
+  std::string filter;
+  std::string csv_out, json_out, plot_out, log_out, dump_dir;
+  double timeout = 300;
+  BenchOptions bench;
+};
+
+std::string ParseFlags(int argc, char** argv, Flags& flags) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    // --name VALUE or --name=VALUE.
+    auto value_of = [&](absl::string_view name, std::string& value,
+                        std::string& error) {
+      if (absl::StartsWith(arg, absl::StrCat(name, "="))) {
+        value = arg.substr(name.size() + 1);
+        return true;
+      }
+      if (arg != name) return false;
+      if (i + 1 >= argc) {
+        error = absl::StrCat(name, " takes a value");
+        return true;
+      }
+      value = argv[++i];
+      return true;
+    };
+    std::string value, error;
+    auto positive = [&](absl::string_view name, int& out) {
+      if (!absl::SimpleAtoi(value, &out) || out < 1)
+        error = absl::StrCat(name, " takes a number >= 1");
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (value_of("--pipeline", value, error)) {
+      flags.pipelines = {value};
+    } else if (arg == "--compare") {
+      flags.pipelines.clear();
+      // Up to the next option or an existing file (no pipeline names one:
+      // that is the problem list).
+      while (i + 1 < argc && !absl::StartsWith(argv[i + 1], "--") &&
+             access(argv[i + 1], F_OK) != 0)
+        flags.pipelines.push_back(argv[++i]);
+      if (flags.pipelines.size() < 2)
+        return "--compare takes at least two pipelines";
+    } else if (arg == "--tune") {
+      flags.tune = true;
+    } else if (value_of("--tune-cache", value, error)) {
+      flags.tune_cache = value;
+    } else if (value_of("--tune-limit", value, error)) {
+      positive("--tune-limit", flags.tune_limit);
+    } else if (value_of("--filter", value, error)) {
+      flags.filter = value;
+    } else if (value_of("--csv", value, error)) {
+      flags.csv_out = value;
+    } else if (value_of("--json", value, error)) {
+      flags.json_out = value;
+    } else if (value_of("--plot", value, error)) {
+      flags.plot_out = value;
+    } else if (value_of("--log", value, error)) {
+      flags.log_out = value;
+    } else if (value_of("--dump-dir", value, error)) {
+      flags.dump_dir = value;
+    } else if (value_of("--timeout", value, error)) {
+      if (!absl::SimpleAtod(value, &flags.timeout) || !(flags.timeout > 0))
+        error = "--timeout takes a number of seconds > 0";
+    } else if (value_of("--warmup", value, error)) {
+      if (!absl::SimpleAtoi(value, &flags.bench.warmup) ||
+          flags.bench.warmup < 0)
+        error = "--warmup takes a number >= 0";
+    } else if (value_of("--iterations", value, error)) {
+      positive("--iterations", flags.bench.iterations);
+    } else if (value_of("--repeats", value, error)) {
+      positive("--repeats", flags.bench.repeats);
+    } else if (absl::StartsWith(arg, "-")) {
+      return absl::StrCat("unknown option ", arg, " (see --help)");
+    } else if (flags.csv_path.empty()) {
+      flags.csv_path = arg;
+    } else {
+      return absl::StrCat("more than one problem file: ", flags.csv_path,
+                          " and ", arg);
+    }
+    if (!error.empty()) return error;
+  }
+  if (flags.csv_path.empty()) return "no problem file (see --help)";
+  if (flags.pipelines.empty()) flags.pipelines = {"default"};
+  if (flags.tune && flags.pipelines.size() > 1)
+    return "--tune takes one pipeline, not --compare";
+  if (flags.tune && flags.tune_cache.empty())
+    flags.tune_cache = "kir-bench-tune.txt";
+  flags.bench.pipelines = flags.pipelines;
+  flags.bench.dump_dir = flags.dump_dir;
+  return "";
+}
+
+// Whether `path` can be written, before a long run ends in an error.
+absl::Status CheckWritable(absl::string_view flag, const std::string& path) {
+  const bool existed = access(path.c_str(), F_OK) == 0;
+  std::ofstream probe(path, std::ios::app);
+  const bool ok = static_cast<bool>(probe);
+  probe.close();
+  if (!existed && ok) std::remove(path.c_str());
+  if (ok) return absl::OkStatus();
+  return absl::PermissionDeniedError(
+      absl::StrCat("kir-bench: ", flag, ": cannot write '", path, "'"));
+}
+
+absl::Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out)
+    return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+// --tune for one problem: every candidate in a child of its own; the
+// fastest that passed, relative to cuBLASLt in its own process, wins.
+ProblemResult TuneProblem(const BenchProblem& problem,
+                          const ChosenConfig& start, const Flags& flags,
+                          Progress& progress, TuningCache& cache) {
+  const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
+      problem.matmul, start.config,
+      [&](const gen::MatmulConfig& config) {
+        return gen::ValidateMatmul(problem.matmul, config).ok();
+      },
+      flags.tune_limit);
+  std::vector<ProblemResult> runs;
+  if (candidates.empty()) {  // the starting configuration was checked
+    ProblemResult result = IdentityOf(problem);
+    result.status = "error";
+    result.message = "no configuration to try";
+    return result;
+  }
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    progress.Start(
+        absl::StrCat(problem.name, " [", c + 1, "/", candidates.size(), "]"));
+    ProblemResult identity = IdentityOf(problem);
+    identity.config = gen::DescribeConfig(candidates[c]);
+    runs.push_back(RunInChild(
+        [&] {
+          return RunBenchProblem(problem, candidates[c],
+                                 c == 0 ? start.source : "candidate",
+                                 flags.bench);
+        },
+        flags.timeout, identity));
+  }
+  int best = -1;
+  auto speed = [](const ProblemResult& r) {
+    return r.variants.empty() ? NAN
+                              : r.baseline_ms / r.variants.front().median_ms;
+  };
+  for (size_t c = 0; c < runs.size(); ++c) {
+    if (runs[c].passed() && std::isfinite(speed(runs[c])) &&
+        (best < 0 || speed(runs[c]) > speed(runs[best])))
+      best = static_cast<int>(c);
+  }
+  ProblemResult result = runs[best >= 0 ? best : 0];
+  result.config_source = best >= 0 ? "tuned" : result.config_source;
+  result.heuristic_config = runs[0].config;
+  if (runs[0].passed() && !runs[0].variants.empty()) {
+    result.heuristic_ms = runs[0].variants.front().median_ms;
+    result.heuristic_cublas_ms = runs[0].baseline_ms;
+  }
+  for (const ProblemResult& run : runs) {
+    result.candidates.push_back(
+        {run.config, run.status,
+         run.variants.empty() ? NAN : run.variants.front().median_ms,
+         run.baseline_ms});
+  }
+  if (best >= 0) {
+    TunedEntry entry;
+    entry.key = result.key;
+    entry.config = result.config;
+    entry.kernel_ms = result.variants.front().median_ms;
+    entry.cublas_ms = result.baseline_ms;
+    entry.device = result.device;
+    cache.Record(entry);
+  }
+  return result;
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  if (std::string error = ParseFlags(argc, argv, flags); !error.empty()) {
+    std::cerr << "kir-bench: " << error << "\n";
+    return 1;
+  }
+  std::vector<absl::Status> errors;
+  for (const std::string& pipeline : flags.pipelines) {
+    absl::StatusOr<Pipeline> parsed = ParsePipeline(pipeline);
+    if (!parsed.ok()) {
+      errors.push_back(absl::InvalidArgumentError(
+          absl::StrCat("kir-bench: pipeline '", pipeline,
+                       "': ", parsed.status().message())));
+    }
+  }
+  std::unique_ptr<RE2> filter;
+  if (!flags.filter.empty()) {
+    filter = std::make_unique<RE2>(flags.filter, RE2::Quiet);
+    if (!filter->ok()) {
+      errors.push_back(absl::InvalidArgumentError(
+          absl::StrCat("kir-bench: --filter: ", filter->error())));
+    }
+  }
+  for (const auto& [flag, path] :
+       {std::pair<const char*, std::string>{"--csv", flags.csv_out},
+        {"--json", flags.json_out},
+        {"--plot", flags.plot_out},
+        {"--log", flags.log_out}}) {
+    if (!path.empty()) errors.push_back(CheckWritable(flag, path));
+  }
+  if (!flags.dump_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(flags.dump_dir, error);
+    if (error) {
+      errors.push_back(absl::PermissionDeniedError(absl::StrCat(
+          "kir-bench: --dump-dir: cannot create '", flags.dump_dir, "'")));
+    }
+  }
+  std::optional<TuningCache> cache;
+  if (!flags.tune_cache.empty()) {
+    absl::StatusOr<TuningCache> read = ReadTuningCache(flags.tune_cache);
+    if (read.ok()) {
+      cache = *std::move(read);
+    } else if (absl::IsNotFound(read.status()) && flags.tune) {
+      cache.emplace();  // --tune creates it
+    } else {
+      errors.push_back(
+          absl::IsNotFound(read.status())
+              ? absl::NotFoundError(absl::StrCat(
+                    "kir-bench: --tune-cache: ", read.status().message(),
+                    " (--tune creates it)"))
+              : read.status());
+    }
+    if (flags.tune && cache) {
+      errors.push_back(CheckWritable("--tune-cache", flags.tune_cache));
+    }
+  }
+  if (absl::Status s = JoinStatuses(errors); !s.ok()) {
+    // Without a valid command line, pipeline or cache nothing can run.
+    std::cerr << s.message() << "\n";
+    return 1;
+  }
+
+  absl::StatusOr<std::string> text =
+      ReadSourceText(flags.csv_path, kDefaultMaxInputBytes);
+  if (!text.ok()) {
+    std::cerr << "kir-bench: " << text.status().message() << "\n";
+    return 1;
+  }
+  auto file = std::make_shared<SourceFile>();
+  file->name = flags.csv_path;
+  file->text = *std::move(text);
+  ProblemList list = ParseProblemsCsv(file);
+  if (filter) {
+    std::vector<BenchProblem> kept;
+    for (BenchProblem& problem : list.problems) {
+      if (RE2::PartialMatch(problem.name, *filter) ||
+          RE2::PartialMatch(ProblemKey(problem.matmul), *filter))
+        kept.push_back(std::move(problem));
+    }
+    list.problems = std::move(kept);
+  }
+  const std::vector<ChosenConfig> chosen =
+      ChooseConfigs(list, cache && !flags.tune ? &*cache : nullptr);
+  const bool input_errors = !list.errors.empty();
+  if (absl::Status s = list.Errors(); !s.ok()) std::cerr << s.message() << "\n";
+
+  // The device, probed in a child: this process stays without CUDA, so
+  // its children can use it.
+  ProblemResult probe = RunInChild(
+      [] {
+        ProblemResult result;
+        absl::StatusOr<std::string> device = DescribeDevice();
+        result.status = device.ok() ? "passed" : "skipped";
+        result.device = device.ok() ? *device : "";
+        result.message =
+            device.ok() ? "" : std::string(device.status().message());
+        return result;
+      },
+      120, ProblemResult());
+  if (!probe.passed()) {
+    std::cout << "kir-bench: " << list.problems.size()
+              << " problem(s) read and checked"
+              << (input_errors
+                      ? absl::StrCat(", ", list.errors.size(), " error(s)")
+                      : "")
+              << "; skipped, no usable GPU: " << probe.message << "\n";
+    return input_errors ? 1 : 77;
+  }
+
+  RunInfo info;
+  info.problems_file = flags.csv_path;
+  info.pipelines = flags.pipelines;
+  info.tune = flags.tune;
+  info.commit = KIR_GIT_COMMIT;
+  info.device = probe.device;
+  for (const ProblemError& error : list.errors)
+    info.input_errors.push_back(std::string(error.status.message()));
+  std::cerr << "kir-bench: " << list.problems.size() << " problem(s) on "
+            << probe.device << "\n";
+
+  Progress progress(std::cerr, static_cast<int>(list.problems.size()),
+                    isatty(STDERR_FILENO) != 0);
+  std::vector<ProblemResult> results;
+  for (size_t p = 0; p < list.problems.size(); ++p) {
+    const BenchProblem& problem = list.problems[p];
+    if (flags.tune) {
+      results.push_back(
+          TuneProblem(problem, chosen[p], flags, progress, *cache));
+      // After each problem, so an interrupted run keeps what it found.
+      if (absl::Status s = WriteTuningCache(flags.tune_cache, *cache); !s.ok())
+        std::cerr << "\nkir-bench: " << s.message() << "\n";
+    } else {
+      progress.Start(problem.name);
+      ProblemResult identity = IdentityOf(problem);
+      identity.config = gen::DescribeConfig(chosen[p].config);
+      identity.config_source = chosen[p].source;
+      results.push_back(RunInChild(
+          [&] {
+            return RunBenchProblem(problem, chosen[p].config, chosen[p].source,
+                                   flags.bench);
+          },
+          flags.timeout, identity));
+    }
+    progress.Finish(results.back());
+  }
+  progress.Done();
+
+  std::cout << FormatTable(results, info);
+  bool hung = false, failed = false;
+  for (const ProblemResult& result : results) {
+    hung = hung || result.status == "hang";
+    if (result.passed()) continue;
+    failed = true;
+    std::cout << "\n"
+              << flags.csv_path << ":" << result.line << ": " << result.name
+              << ": " << result.status << ": " << result.message << "\n";
+  }
+  std::string log;
+  for (const ProblemResult& result : results)
+    absl::StrAppend(&log, "== ", result.name, " (", result.config,
+                    "): ", result.status, "\n", result.log, "\n");
+  std::vector<std::pair<std::string, std::string>> outputs = {
+      {flags.csv_out, FormatCsv(results, info)},
+      {flags.json_out, FormatJson(results, info)},
+      {flags.plot_out, FormatSvg(results, info)},
+      {flags.log_out, log}};
+  for (const auto& [path, contents] : outputs) {
+    if (path.empty()) continue;
+    if (absl::Status s = WriteText(path, contents); !s.ok()) {
+      std::cerr << "kir-bench: " << s.message() << "\n";
+      failed = true;
+    }
+  }
+  if (flags.tune) std::cout << "tuning cache: " << flags.tune_cache << "\n";
+  if (hung) return 3;
+  return failed || input_errors ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace kir::bench
+
+int main(int argc, char** argv) { return kir::bench::Main(argc, argv); }

@@ -1,0 +1,82 @@
+#include "tools/kir-bench/tune_space.h"
+
+#include <utility>
+
+namespace kir::bench {
+
+bool SameConfig(const gen::MatmulConfig& a, const gen::MatmulConfig& b) {
+  return a.tile_m == b.tile_m && a.tile_n == b.tile_n && a.tile_k == b.tile_k &&
+         a.stages == b.stages &&
+         a.consumer_warpgroups == b.consumer_warpgroups &&
+         a.pingpong == b.pingpong && a.cluster_m == b.cluster_m &&
+         a.cluster_n == b.cluster_n && a.raster_group == b.raster_group &&
+         a.split_k == b.split_k && a.split_k_mode == b.split_k_mode &&
+         a.epilogue == b.epilogue && a.circular_buffer == b.circular_buffer;
+}
+
+std::vector<gen::MatmulConfig> TuneCandidates(
+    const gen::MatmulProblem& problem, const gen::MatmulConfig& heuristic,
+    const std::function<bool(const gen::MatmulConfig&)>& valid, int limit,
+    int sm_count) {
+  std::vector<gen::MatmulConfig> candidates;
+  auto add = [&](const gen::MatmulConfig& config) {
+    if (static_cast<int>(candidates.size()) >= limit) return;
+    for (const gen::MatmulConfig& seen : candidates)
+      if (SameConfig(seen, config)) return;
+    if (valid(config)) candidates.push_back(config);
+  };
+  add(heuristic);
+  const std::pair<int, int> tiles[] = {{128, 256}, {128, 128}, {256, 128},
+                                       {128, 192}, {64, 256},  {128, 64}};
+  // Single changes first: each says what one choice is worth.
+  for (const auto& [m, n] : tiles) {
+    gen::MatmulConfig config = heuristic;
+    config.tile_m = m;
+    config.tile_n = n;
+    add(config);
+  }
+  for (int stages : {3, 4, 5, 6, 7}) {
+    gen::MatmulConfig config = heuristic;
+    config.stages = stages;
+    add(config);
+  }
+  for (gen::EpilogueMode epilogue :
+       {gen::EpilogueMode::kReuseMainloop, gen::EpilogueMode::kDedicated}) {
+    gen::MatmulConfig config = heuristic;
+    config.epilogue = epilogue;
+    add(config);
+  }
+  {
+    gen::MatmulConfig config = heuristic;
+    config.pingpong = !heuristic.pingpong;
+    add(config);
+  }
+  for (const auto& [cm, cn] : {std::pair{1, 1}, {2, 1}, {1, 2}}) {
+    gen::MatmulConfig config = heuristic;
+    config.cluster_m = cm;
+    config.cluster_n = cn;
+    add(config);
+  }
+  const int64_t tiles_m = (problem.m + heuristic.tile_m - 1) / heuristic.tile_m;
+  const int64_t tiles_n = (problem.n + heuristic.tile_n - 1) / heuristic.tile_n;
+  if (tiles_m * tiles_n < sm_count) {
+    for (int split : {1, 2, 4, 8}) {
+      gen::MatmulConfig config = heuristic;
+      config.split_k = split;
+      add(config);
+    }
+  }
+  // Then tile x stages.
+  for (const auto& [m, n] : tiles) {
+    for (int stages : {3, 4, 5, 6}) {
+      gen::MatmulConfig config = heuristic;
+      config.tile_m = m;
+      config.tile_n = n;
+      config.stages = stages;
+      add(config);
+    }
+  }
+  return candidates;
+}
+
+}  // namespace kir::bench

@@ -1,0 +1,1065 @@
+#include "tools/kir-gen/matmul.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+
+namespace kir::gen {
+namespace {
+
+constexpr int64_t kElementBytes16 = 2;
+// One 128-byte swizzle span of 16-bit elements: the k-slice width, and the
+// width of an M/N-major operand chunk and of a 16-bit output sub-tile.
+constexpr int kSpan16 = 64;
+// The same span of f32 elements: the width of an f32 output sub-tile.
+constexpr int kSpan32 = 32;
+// Bytes kept aside for the mbarrier rings and the 1024-byte alignment of
+// the allocation after them (a ring of 16 stages takes 256 bytes).
+constexpr int64_t kSharedSlack = 1024;
+// The largest TMA tensor dimension (cuTensorMapEncodeTiled: 2^32).
+constexpr int64_t kMaxDimension = int64_t{1} << 32;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t BytesOf(ElementType type) {
+  return type == ElementType::kF32 ? 4 : kElementBytes16;
+}
+
+// The byte count a `tma.load` of one k-step completes with.
+int64_t StageBytes(const MatmulConfig& config) {
+  return int64_t{config.tile_m + config.tile_n} * config.tile_k *
+         kElementBytes16;
+}
+
+// Output columns per TMA store: one 128-byte swizzle span.
+int OutputSpan(const MatmulProblem& problem) {
+  return problem.out_dtype == ElementType::kF32 ? kSpan32 : kSpan16;
+}
+
+int Subtiles(const MatmulProblem& problem, const MatmulConfig& config) {
+  return config.tile_n / OutputSpan(problem);
+}
+
+EpilogueMode ResolvedEpilogue(const MatmulProblem& problem,
+                              const MatmulConfig& config);
+
+// Shared buffers of one output sub-tile: the whole tile over the stages
+// (reuse), or a ring of two beside them (dedicated).
+int EpilogueBuffers(const MatmulProblem& problem, const MatmulConfig& config) {
+  const int subtiles = Subtiles(problem, config);
+  return ResolvedEpilogue(problem, config) == EpilogueMode::kDedicated
+             ? std::min(2, subtiles)
+             : subtiles;
+}
+
+int64_t EpilogueBytes(const MatmulProblem& problem,
+                      const MatmulConfig& config) {
+  return int64_t{EpilogueBuffers(problem, config)} * config.tile_m *
+         OutputSpan(problem) * BytesOf(problem.out_dtype);
+}
+
+bool Persistent(const MatmulConfig& config) {
+  return config.split_k == 1 && config.epilogue != EpilogueMode::kReuseMainloop;
+}
+
+// The epilogue mode a configuration is generated with (kAuto resolved as
+// ChooseConfig would: reuse where the grid is not persistent anyway).
+EpilogueMode ResolvedEpilogue(const MatmulProblem& problem,
+                              const MatmulConfig& config) {
+  if (config.epilogue != EpilogueMode::kAuto) return config.epilogue;
+  if (config.split_k > 1) return EpilogueMode::kReuseMainloop;
+  const int64_t tiles =
+      CeilDiv(problem.m, config.tile_m) * CeilDiv(problem.n, config.tile_n);
+  return tiles <= kSmCount ? EpilogueMode::kReuseMainloop
+                           : EpilogueMode::kDedicated;
+}
+
+const char* SplitKModeName(SplitKMode mode) {
+  switch (mode) {
+    case SplitKMode::kSerial:
+      return "serial";
+    case SplitKMode::kTmaSerial:
+      return "tma-serial";
+    case SplitKMode::kTmaAtomic:
+      return "tma-atomic";
+  }
+  return "serial";
+}
+
+const char* EpilogueName(EpilogueMode mode) {
+  switch (mode) {
+    case EpilogueMode::kAuto:
+      return "auto";
+    case EpilogueMode::kReuseMainloop:
+      return "reuse";
+    case EpilogueMode::kDedicated:
+      return "dedicated";
+  }
+  return "auto";
+}
+
+// The row stride check TMA imposes on one tensor: `rows_of` elements of
+// `type` per row must make a multiple of 16 bytes.
+absl::Status CheckRowStride(absl::string_view tensor, absl::string_view layout,
+                            char size_name, int64_t row_elements,
+                            ElementType type) {
+  const int64_t row_bytes = row_elements * BytesOf(type);
+  if (row_bytes % 16 == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s is %s: its rows hold %c = %d %s elements, %d bytes, and a TMA "
+      "tensor map needs a row stride that is a multiple of 16 bytes (%c a "
+      "multiple of %d); this shape cannot be generated",
+      tensor, layout, size_name, row_elements, ElementTypeName(type), row_bytes,
+      size_name, 16 / BytesOf(type)));
+}
+
+// ---------------------------------------------------------------------------
+// Kernel text.
+
+// Writes the kernel body; `Const` collects the index constants it uses,
+// which are emitted first.
+class KernelWriter {
+ public:
+  std::string Const(int64_t value) {
+    constants_.insert(value);
+    return absl::StrCat("%c", value);
+  }
+  void Line(absl::string_view text) {
+    absl::StrAppend(&body_, std::string(2 * indent_, ' '), text, "\n");
+  }
+  void Blank() { body_ += "\n"; }
+  void Open(absl::string_view text) {
+    Line(absl::StrCat(text, " {"));
+    ++indent_;
+  }
+  void Close() {
+    --indent_;
+    Line("}");
+  }
+  // `} else {`, `} epilogue {`.
+  void Reopen(absl::string_view keyword) {
+    --indent_;
+    Line(absl::StrCat("} ", keyword, " {"));
+    ++indent_;
+  }
+  // `%name = op a, b : index`.
+  std::string Index(absl::string_view name, absl::string_view op,
+                    absl::string_view a, absl::string_view b) {
+    Line(absl::StrCat("%", name, " = ", op, " ", a, ", ", b, " : index"));
+    return absl::StrCat("%", name);
+  }
+  std::string Constants() const {
+    std::string text;
+    for (int64_t value : constants_) {
+      absl::StrAppend(&text, "  %c", value, " = const ", value, " : index\n");
+    }
+    return text;
+  }
+  const std::string& body() const { return body_; }
+
+ private:
+  std::set<int64_t> constants_;
+  std::string body_;
+  int indent_ = 1;
+};
+
+class MatmulWriter {
+ public:
+  MatmulWriter(const MatmulProblem& problem, const MatmulConfig& config)
+      : p_(problem),
+        c_(config),
+        a_mn_(problem.a_major == OperandMajor::kMN),
+        b_mn_(problem.b_major == OperandMajor::kMN),
+        out16_(problem.out_dtype != ElementType::kF32),
+        persistent_(Persistent(config)),
+        split_(config.split_k > 1),
+        zero_first_(split_ || b_mn_) {}
+
+  // The body; then the header and the constants it uses.
+  std::string Write();
+  std::string Header();
+  std::string Constants() const { return w_.Constants(); }
+
+ private:
+  std::string T() const { return ElementTypeName(p_.dtype); }
+  std::string Out() const { return ElementTypeName(p_.out_dtype); }
+  std::string C(int64_t value) { return w_.Const(value); }
+  void Rasterize(const std::string& tile);
+  void LoadOperand(const std::string& name, bool mn_major, int extent,
+                   const std::string& origin);
+  void ZeroAccumulator();
+  void KLoop(const std::string& lo, const std::string& hi,
+             const std::string& iteration_base);
+  void Wgmmas(int kk, bool zero_init);
+  void StoreSubtile(const std::string& sub, const std::string& buffer);
+  void Epilogue();
+
+  const MatmulProblem& p_;
+  const MatmulConfig& c_;
+  const bool a_mn_, b_mn_, out16_, persistent_, split_;
+  // Whether the accumulator is zeroed by stores before the k loop rather
+  // than by the first k-step's wgmmas (`zero_init` under `kt == 0`): a
+  // split may have no k-steps; with several wgmmas per k16 step (N-major
+  // B) the branch makes ptxas serialize them (warning C7519).
+  const bool zero_first_;
+  KernelWriter w_;
+};
+
+std::string MatmulWriter::Header() {
+  const int tm = c_.tile_m, tn = c_.tile_n, tk = c_.tile_k;
+  const std::string a_shape = a_mn_ ? "%K, %M" : "%M, %K";
+  const std::string b_shape = b_mn_ ? "%K, %N" : "%N, %K";
+  const std::string a_box =
+      a_mn_ ? absl::StrCat(tk, ", ", kSpan16) : absl::StrCat(tm, ", ", tk);
+  const std::string b_box =
+      b_mn_ ? absl::StrCat(tk, ", ", kSpan16) : absl::StrCat(tn, ", ", tk);
+  const int out_span = out16_ ? kSpan16 : kSpan32;
+  const std::string tiles =
+      absl::StrFormat("cdiv(%%M, %d) * cdiv(%%N, %d)", tm, tn);
+  std::string grid;
+  if (split_) {
+    grid = absl::StrFormat("grid(%s, 1, %d)", tiles, c_.split_k);
+  } else if (persistent_) {
+    grid = absl::StrFormat("grid(min(%s, %d))", tiles, kSmCount);
+  } else {
+    grid = absl::StrFormat("grid(%s)", tiles);
+  }
+  return absl::StrFormat(
+      "kernel @%s sizes(%%M, %%N, %%K)\n"
+      "    (%%a: global %s[%s], %%b: global %s[%s], %%c: global %s[%%M, "
+      "%%N],\n"
+      "     %%a_map: tensormap %s[%s] of %%a {swizzle = 128},\n"
+      "     %%b_map: tensormap %s[%s] of %%b {swizzle = 128},\n"
+      "     %%c_map: tensormap %s[%d, %d] of %%c {swizzle = 128})\n"
+      "    %s block(%d) {\n",
+      kKernelName, T(), a_shape, T(), b_shape, Out(), T(), a_box, T(), b_box,
+      Out(), tm, out_span, grid, 128 * c_.consumer_warpgroups);
+}
+
+// Grouped rasterization: tiles go down groups of `raster_group` tile rows
+// column by column, so the blocks that run together share A and B slices
+// in L2.
+void MatmulWriter::Rasterize(const std::string& tile) {
+  const std::string g = C(c_.raster_group);
+  w_.Index("group", "div", tile, "%group_tiles");
+  w_.Index("first_m", "mul", "%group", g);
+  w_.Index("rows_left", "sub", "%tiles_m", "%first_m");
+  w_.Index("group_rows", "min", "%rows_left", g);
+  w_.Index("in_group", "rem", tile, "%group_tiles");
+  w_.Index("tm_in_group", "rem", "%in_group", "%group_rows");
+  w_.Index("tile_m", "add", "%first_m", "%tm_in_group");
+  w_.Index("tile_n", "div", "%in_group", "%group_rows");
+  w_.Index("m0", "mul", "%tile_m", C(c_.tile_m));
+  w_.Index("n0", "mul", "%tile_n", C(c_.tile_n));
+}
+
+// The wgmmas of one 16-wide k-step `kk` of the slice: one per operand
+// chunk of an N-major B (a 128-byte swizzle atom holds 64 of its columns),
+// else one of width tile_n.
+void MatmulWriter::Wgmmas(int kk, bool zero_init) {
+  std::string a_operand =
+      a_mn_ ? absl::StrCat("%sa[%wg, ", C(kk), ", ", C(0), "]")
+            : absl::StrCat("%sa[%wg_row, ", C(kk), "]");
+  std::vector<std::string> attrs;
+  if (a_mn_) attrs.push_back("a_major = m");
+  if (b_mn_) attrs.push_back("b_major = n");
+  if (zero_init) attrs.push_back("zero_init");
+  const int chunks = b_mn_ ? c_.tile_n / kSpan16 : 1;
+  const int n = c_.tile_n / chunks;
+  for (int j = 0; j < chunks; ++j) {
+    const std::string b_operand =
+        b_mn_ ? absl::StrCat("%sb[", C(j), ", ", C(kk), ", ", C(0), "]")
+              : absl::StrCat("%sb[", C(0), ", ", C(kk), "]");
+    std::vector<std::string> all = {absl::StrCat("n = ", n)};
+    all.insert(all.end(), attrs.begin(), attrs.end());
+    w_.Line(absl::StrCat("wgmma %acc[", C(j * n / 2), "], ", a_operand, ", ",
+                         b_operand, " {", absl::StrJoin(all, ", "), "}"));
+  }
+}
+
+// The TMA loads of one operand's k-slice: one box, or one per 64-wide chunk
+// of an M/N-major operand (tensor coordinates outermost first: [k, mn]).
+void MatmulWriter::LoadOperand(const std::string& name, bool mn_major,
+                               int extent, const std::string& origin) {
+  const std::string map = absl::StrCat("%", name, "_map");
+  const std::string buffer = absl::StrCat("%s", name);
+  if (!mn_major) {
+    w_.Line(absl::StrFormat("tma.load %s[%s, %s], %s[%s, %%k0], %%bar[%s]",
+                            buffer, C(0), C(0), map, origin, C(0)));
+    return;
+  }
+  for (int j = 0; j < extent / kSpan16; ++j) {
+    const std::string at =
+        j == 0 ? origin
+               : w_.Index(absl::StrCat(origin.substr(1, 1), "_", j), "add",
+                          origin, C(j * kSpan16));
+    w_.Line(absl::StrFormat("tma.load %s[%s, %s, %s], %s[%%k0, %s], %%bar[%s]",
+                            buffer, C(j), C(0), C(0), map, at, C(0)));
+  }
+}
+
+void MatmulWriter::ZeroAccumulator() {
+  w_.Open(absl::StrFormat("for %%z = %s to %s step %s {unroll = %d}", C(0),
+                          C(c_.tile_n / 2), C(1), c_.tile_n / 2));
+  w_.Line("store %acc[%z], %zero");
+  w_.Close();
+}
+
+void MatmulWriter::KLoop(const std::string& lo, const std::string& hi,
+                         const std::string& iteration_base) {
+  w_.Open(absl::StrFormat(
+      "for %%kt = %s to %s step %s {circular_buffer = %s, stages = %d}", lo, hi,
+      C(1), c_.circular_buffer, c_.stages));
+  // The author's protocol: one mbarrier, whose phase count is the number of
+  // k-steps this block ran before this one.
+  std::string it = "%kt";
+  if (!iteration_base.empty()) {
+    it = w_.Index("it", "add", iteration_base, "%kt");
+  } else if (lo != C(0)) {
+    it = w_.Index("it", "sub", "%kt", lo);
+  }
+  w_.Index("phase", "rem", it, C(2));
+  w_.Index("k0", "mul", "%kt", C(c_.tile_k));
+  w_.Open("if %is_t0");
+  w_.Line(absl::StrFormat("mbarrier.arrive_tx %%bar[%s] {bytes = %d}", C(0),
+                          StageBytes(c_)));
+  LoadOperand("a", a_mn_, c_.tile_m, "%m0");
+  LoadOperand("b", b_mn_, c_.tile_n, "%n0");
+  w_.Close();
+  w_.Line(absl::StrFormat("mbarrier.wait %%bar[%s], %%phase", C(0)));
+  if (zero_first_) {
+    for (int kk = 0; kk < c_.tile_k; kk += 16) Wgmmas(kk, false);
+  } else {
+    w_.Line("// From zero on the tile's first k-slice.");
+    w_.Line(absl::StrFormat("%%first = cmp eq %%kt, %s : i1", C(0)));
+    w_.Open("if %first");
+    Wgmmas(0, true);
+    w_.Reopen("else");
+    Wgmmas(0, false);
+    w_.Close();
+    for (int kk = 16; kk < c_.tile_k; kk += 16) Wgmmas(kk, false);
+  }
+  w_.Close();
+}
+
+// Writes 64 (16-bit) or 32 (f32) output columns, sub-tile `sub` of the
+// accumulator, into `%sc[buffer]`.
+void MatmulWriter::StoreSubtile(const std::string& sub,
+                                const std::string& buffer) {
+  if (out16_) {
+    w_.Line(absl::StrFormat(
+        "// acc -> %s: columns 16i .. 16i+15 of the warp's 16 rows "
+        "(acc[8i .. 8i+7], stmatrix's order), i = 4 * sub-tile + q.",
+        Out()));
+    w_.Open(absl::StrFormat("for %%q = %s to %s step %s {unroll = 4}", C(0),
+                            C(4), C(1)));
+    w_.Index("s4", "mul", sub, C(4));
+    w_.Index("i", "add", "%s4", "%q");
+    w_.Index("j0", "mul", "%i", C(8));
+    std::vector<std::string> halves;
+    for (int e = 0; e < 8; ++e) {
+      std::string j = "%j0";
+      if (e > 0) j = w_.Index(absl::StrCat("j", e), "add", "%j0", C(e));
+      w_.Line(absl::StrFormat("%%x%d = load %%acc[%s] : f32", e, j));
+      w_.Line(absl::StrFormat("%%h%d = cast %%x%d : %s", e, e, Out()));
+      halves.push_back(absl::StrCat("%h", e));
+    }
+    w_.Line(absl::StrFormat("%%frag = vec.from %s : vec<8x%s>",
+                            absl::StrJoin(halves, ", "), Out()));
+    w_.Index("col", "mul", "%q", C(16));
+    w_.Line(
+        absl::StrFormat("stmatrix %%sc[%s, %%row0, %%col], %%frag", buffer));
+    w_.Close();
+    return;
+  }
+  w_.Line(
+      "// acc[4i + 2h + e] is the thread's row 8h, column 8i + 2*(lane % 4) "
+      "+ e; i = 4 * sub-tile + q.");
+  w_.Open(absl::StrFormat("for %%q = %s to %s step %s {unroll = 4}", C(0), C(4),
+                          C(1)));
+  w_.Index("s4", "mul", sub, C(4));
+  w_.Index("i", "add", "%s4", "%q");
+  w_.Index("q_col", "mul", "%q", C(8));
+  w_.Index("col", "add", "%q_col", "%lane_col");
+  w_.Index("j0", "mul", "%i", C(4));
+  w_.Index("j1", "add", "%j0", C(1));
+  w_.Index("j2", "add", "%j0", C(2));
+  w_.Index("j3", "add", "%j0", C(3));
+  for (int h = 0; h < 2; ++h) {
+    w_.Line(absl::StrFormat("%%x%d = load %%acc[%%j%d] : f32", 2 * h, 2 * h));
+    w_.Line(absl::StrFormat("%%x%d = load %%acc[%%j%d] : f32", 2 * h + 1,
+                            2 * h + 1));
+    w_.Line(absl::StrFormat("%%v%d = vec.from %%x%d, %%x%d : vec<2xf32>", h,
+                            2 * h, 2 * h + 1));
+    w_.Line(absl::StrFormat("store %%sc[%s, %%row_%c, %%col], %%v%d", buffer,
+                            h == 0 ? 'a' : 'b', h));
+  }
+  w_.Close();
+}
+
+void MatmulWriter::Epilogue() {
+  const int subtiles = Subtiles(p_, c_);
+  const std::string tma_store = absl::StrFormat(
+      "tma.store %%c_map[%%m0, %%n_s], %%sc[%%buf, %s, %s]", C(0), C(0));
+  if (c_.epilogue == EpilogueMode::kDedicated) {
+    // Sub-tiles through a ring of two buffers: the store of one overlaps
+    // the writes of the next (the passes wait for the store before last
+    // to have read its buffer).
+    w_.Line("// The output tile, sub-tile by sub-tile through two buffers.");
+    w_.Open(absl::StrFormat("for %%s = %s to %s step %s {unroll = %d}", C(0),
+                            C(subtiles), C(1), subtiles));
+    w_.Index("buf", "rem", "%s", C(EpilogueBuffers(p_, c_)));
+    StoreSubtile("%s", "%buf");
+    w_.Open("if %is_t0");
+    w_.Index("s_col", "mul", "%s", C(OutputSpan(p_)));
+    w_.Index("n_s", "add", "%n0", "%s_col");
+    w_.Line(tma_store);
+    w_.Close();
+    w_.Close();
+    return;
+  }
+  // The whole output tile in shared memory (over the stages), then its
+  // stores.
+  w_.Line("// The output tile in shared memory, one sub-tile per buffer.");
+  w_.Open(absl::StrFormat("for %%s = %s to %s step %s {unroll = %d}", C(0),
+                          C(subtiles), C(1), subtiles));
+  StoreSubtile("%s", "%s");
+  w_.Close();
+  w_.Line("// One TMA store per sub-tile (clipped at the edges).");
+  w_.Open("if %is_t0");
+  w_.Open(
+      absl::StrFormat("for %%buf = %s to %s step %s", C(0), C(subtiles), C(1)));
+  w_.Index("s_col", "mul", "%buf", C(OutputSpan(p_)));
+  w_.Index("n_s", "add", "%n0", "%s_col");
+  w_.Line(tma_store);
+  w_.Close();
+  w_.Close();
+}
+
+std::string MatmulWriter::Write() {
+  const int tm = c_.tile_m, tn = c_.tile_n, tk = c_.tile_k;
+  w_.Line(absl::StrFormat(
+      "// One k-slice of A (%dx%d) and of B (%dx%d), 128-byte swizzled%s.", tm,
+      tk, tn, tk,
+      a_mn_ || b_mn_ ? "; an M/N-major operand in chunks of 64 rows/columns "
+                       "(one swizzle atom wide)"
+                     : ""));
+  w_.Line(absl::StrFormat(
+      "%%sa = alloc.shared {align = 1024, swizzle = 128} : shared %s[%s]", T(),
+      a_mn_ ? absl::StrCat(tm / kSpan16, ", ", tk, ", ", kSpan16)
+            : absl::StrCat(tm, ", ", tk)));
+  w_.Line(absl::StrFormat(
+      "%%sb = alloc.shared {align = 1024, swizzle = 128} : shared %s[%s]", T(),
+      b_mn_ ? absl::StrCat(tn / kSpan16, ", ", tk, ", ", kSpan16)
+            : absl::StrCat(tn, ", ", tk)));
+  w_.Line("%bar = alloc.shared {align = 8} : shared mbarrier[1]");
+  const int span = OutputSpan(p_);
+  const int buffers = EpilogueBuffers(p_, c_);
+  w_.Line(absl::StrFormat(
+      "// Output sub-tiles of %dx%d, 128-byte swizzled: %s.", tm, span,
+      c_.epilogue == EpilogueMode::kDedicated
+          ? absl::StrFormat("a ring of %d beside the stages", buffers)
+          : "the whole tile, which may take the stages' bytes"));
+  w_.Line(absl::StrFormat(
+      "%%sc = alloc.shared {align = 1024, swizzle = 128} : shared %s[%d, %d, "
+      "%d]",
+      Out(), buffers, tm, span));
+  w_.Line(absl::StrFormat(
+      "// This thread's fragment of its warpgroup's 64x%d accumulator tile.",
+      tn));
+  w_.Line(absl::StrFormat("%%acc = alloc.reg : reg f32[%d]", tn / 2));
+  w_.Blank();
+  w_.Line("%tid = thread.id x : index");
+  w_.Line(absl::StrFormat("%%is_t0 = cmp eq %%tid, %s : i1", C(0)));
+  w_.Open("if %is_t0");
+  w_.Line(absl::StrFormat("mbarrier.init %%bar[%s] {count = 1}", C(0)));
+  w_.Close();
+  if (zero_first_) w_.Line("%zero = const 0.0 : f32");
+  w_.Blank();
+  w_.Index("m_round", "add", "%M", C(tm - 1));
+  w_.Index("tiles_m", "div", "%m_round", C(tm));
+  w_.Index("n_round", "add", "%N", C(tn - 1));
+  w_.Index("tiles_n", "div", "%n_round", C(tn));
+  w_.Index("k_round", "add", "%K", C(tk - 1));
+  w_.Index("k_tiles", "div", "%k_round", C(tk));
+  w_.Index("group_tiles", "mul", "%tiles_n", C(c_.raster_group));
+  w_.Blank();
+  w_.Line("// This thread's warpgroup (a 64-row half of the tile) and warp.");
+  w_.Index("wg", "div", "%tid", C(128));
+  w_.Index("wg_row", "mul", "%wg", C(64));
+  w_.Index("t_in_wg", "rem", "%tid", C(128));
+  w_.Index("wg_warp", "div", "%t_in_wg", C(32));
+  w_.Index("warp_row", "mul", "%wg_warp", C(16));
+  w_.Index("row0", "add", "%wg_row", "%warp_row");
+  if (!out16_) {
+    w_.Index("lane", "rem", "%tid", C(32));
+    w_.Index("lane_row", "div", "%lane", C(4));
+    w_.Index("lane_quad", "rem", "%lane", C(4));
+    w_.Index("lane_col", "mul", "%lane_quad", C(2));
+    w_.Index("row_a", "add", "%row0", "%lane_row");
+    w_.Index("row_b", "add", "%row_a", C(8));
+  }
+  w_.Blank();
+  if (persistent_) {
+    w_.Line("// Persistent: block b computes tiles b, b + grid, ...");
+    w_.Line("%cta = block.id x : index");
+    w_.Line("%num_ctas = grid.dim x : index");
+    w_.Index("num_tiles", "mul", "%tiles_m", "%tiles_n");
+    w_.Open(
+        absl::StrFormat("for %%tile = %%cta to %%num_tiles step "
+                        "%%num_ctas"));
+    Rasterize("%tile");
+    w_.Line(
+        "// k-steps this block ran before this tile: the barrier's "
+        "phase count.");
+    w_.Index("tile_off", "sub", "%tile", "%cta");
+    w_.Index("tile_iter", "div", "%tile_off", "%num_ctas");
+    w_.Index("it_base", "mul", "%tile_iter", "%k_tiles");
+    if (zero_first_) ZeroAccumulator();
+    KLoop(C(0), "%k_tiles", "%it_base");
+    w_.Blank();
+    Epilogue();
+    w_.Close();
+  } else if (split_) {
+    w_.Line(
+        "// One tile per block (x), split s of its k-steps in block z: "
+        "chunks of cdiv(k_tiles, splits).");
+    w_.Line("%tile = block.id x : index");
+    Rasterize("%tile");
+    w_.Line("%split = block.id z : index");
+    w_.Line("%splits = grid.dim z : index");
+    w_.Index("kt_round", "add", "%k_tiles", "%splits");
+    w_.Index("kt_round1", "sub", "%kt_round", C(1));
+    w_.Index("kt_chunk", "div", "%kt_round1", "%splits");
+    w_.Index("kt_begin", "mul", "%split", "%kt_chunk");
+    w_.Index("kt_end_raw", "add", "%kt_begin", "%kt_chunk");
+    w_.Index("kt_end", "min", "%kt_end_raw", "%k_tiles");
+    w_.Open("splitk %acc {dim = z} body");
+    ZeroAccumulator();
+    KLoop("%kt_begin", "%kt_end", "");
+    w_.Reopen("epilogue");
+    Epilogue();
+    w_.Close();
+  } else {
+    w_.Line("// One tile per block.");
+    w_.Line("%tile = block.id x : index");
+    Rasterize("%tile");
+    if (zero_first_) ZeroAccumulator();
+    KLoop(C(0), "%k_tiles", "");
+    w_.Blank();
+    Epilogue();
+  }
+  return w_.body();
+}
+
+// The heuristic's model of one configuration's time, in k-steps of a
+// 128x256 tile: waves of tiles, each running its share of the k-steps at
+// the tile shape's relative tensor-core efficiency, plus the serialized
+// reduction of split-K partials (about three k-steps' time per split for
+// a block to read, add and write its f32 partial tile).
+struct Estimate {
+  double cost = 0;
+  int64_t blocks = 0;
+  int64_t waves = 0;
+};
+
+Estimate EstimateTime(const MatmulProblem& problem, int tile_m, int tile_n,
+                      int split_k) {
+  const bool b_n_major = problem.b_major == OperandMajor::kMN;
+  // Relative throughput of a tile shape: a 128x256 tile reads 3 KiB of
+  // shared memory per 64x256x16 wgmma step and its warpgroup, a 128x128
+  // tile the same per half the work, a 128x64 tile (or an N-major B,
+  // whose wgmmas are 64 wide) is bound by shared-memory bandwidth.
+  double efficiency = tile_n >= 256 && !b_n_major   ? 1.0
+                      : tile_n >= 128 && !b_n_major ? 0.85
+                                                    : 0.65;
+  if (tile_m < 128) efficiency *= 0.8;
+  const double area = double{1.0} * tile_m * tile_n / (128.0 * 256.0);
+  const int64_t k_tiles = CeilDiv(problem.k, 64);
+  Estimate estimate;
+  estimate.blocks =
+      CeilDiv(problem.m, tile_m) * CeilDiv(problem.n, tile_n) * split_k;
+  estimate.waves = CeilDiv(estimate.blocks, kSmCount);
+  const double k_steps = static_cast<double>(CeilDiv(k_tiles, split_k));
+  // One k-step's worth for the epilogue of each tile.
+  estimate.cost = estimate.waves * (k_steps + 1.0) * area / efficiency;
+  if (split_k > 1) estimate.cost += 3.0 * split_k * area;
+  return estimate;
+}
+
+}  // namespace
+
+const char* ElementTypeName(ElementType type) {
+  switch (type) {
+    case ElementType::kBF16:
+      return "bf16";
+    case ElementType::kF16:
+      return "f16";
+    case ElementType::kF32:
+      return "f32";
+  }
+  return "bf16";
+}
+
+absl::StatusOr<ElementType> ParseElementType(absl::string_view text) {
+  if (text == "bf16") return ElementType::kBF16;
+  if (text == "f16") return ElementType::kF16;
+  if (text == "f32") return ElementType::kF32;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown element type '", text, "' (expected bf16, f16 or f32)"));
+}
+
+const char* OperandMajorName(OperandMajor major, char operand) {
+  if (major == OperandMajor::kK) return "k";
+  return operand == 'a' ? "m" : "n";
+}
+
+absl::StatusOr<OperandMajor> ParseOperandMajor(absl::string_view text,
+                                               char operand) {
+  const char* mn = operand == 'a' ? "m" : "n";
+  if (text == "k") return OperandMajor::kK;
+  if (text == mn) return OperandMajor::kMN;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "unknown layout '%s' for %c (expected k: K contiguous, or %s: %s "
+      "contiguous)",
+      text, operand == 'a' ? 'A' : 'B', mn, operand == 'a' ? "M" : "N"));
+}
+
+int64_t SharedMemoryBytes(const MatmulProblem& problem,
+                          const MatmulConfig& config) {
+  const int64_t stages =
+      int64_t{std::max(config.stages, 0)} * StageBytes(config);
+  const int64_t epilogue = EpilogueBytes(problem, config);
+  if (ResolvedEpilogue(problem, config) == EpilogueMode::kReuseMainloop) {
+    return std::max(stages, epilogue) + kSharedSlack;
+  }
+  return stages + epilogue + kSharedSlack;
+}
+
+int MaxStages(const MatmulProblem& problem, const MatmulConfig& config) {
+  MatmulConfig variant = config;
+  for (variant.stages = 8; variant.stages >= 1; --variant.stages) {
+    if (SharedMemoryBytes(problem, variant) <= kSharedMemoryBytes) {
+      return variant.stages;
+    }
+  }
+  return 0;
+}
+
+std::string ReferenceCheck(const MatmulProblem& problem) {
+  const std::string a = problem.a_major == OperandMajor::kK ? "a" : "a.T";
+  const std::string b = problem.b_major == OperandMajor::kK ? "b.T" : "b";
+  std::string product = absl::StrCat(a, " @ ", b);
+  const bool out16 = problem.out_dtype != ElementType::kF32;
+  if (out16) {
+    product =
+        absl::StrCat(ElementTypeName(problem.out_dtype), "(", product, ")");
+  }
+  // Products of normal(0, 1) inputs have a spread of sqrt(K); the
+  // tolerance grows with it, far below the error of a lost k-slice.
+  const double atol = 1e-3 * std::sqrt(static_cast<double>(problem.k));
+  return absl::StrFormat("c ~= %s rtol=%g atol=%.3g", product,
+                         out16 ? 1e-2 : 1e-3, std::max(atol, 1e-3));
+}
+
+std::string RunDirective(const MatmulProblem& problem) {
+  return absl::StrFormat(
+      "// run: pipeline='default' @%s M=%d N=%d K=%d a=normal(seed=1) "
+      "b=normal(seed=2) c=fill(nan) => %s",
+      kKernelName, problem.m, problem.n, problem.k, ReferenceCheck(problem));
+}
+
+absl::Status ValidateMatmul(const MatmulProblem& problem,
+                            const MatmulConfig& config) {
+  for (auto [name, size] : {std::pair<char, int64_t>{'M', problem.m},
+                            {'N', problem.n},
+                            {'K', problem.k}}) {
+    if (size < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%c = %d: sizes must be at least 1", name, size));
+    }
+    if (size >= kMaxDimension) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%c = %d: a TMA tensor dimension is at most 2^32 - 1", name, size));
+    }
+  }
+  if (problem.dtype == ElementType::kF32) {
+    return absl::InvalidArgumentError(
+        "--dtype f32: wgmma multiplies bf16 or f16 operands here (f32 is an "
+        "output type only)");
+  }
+  // TMA describes each tensor with a row stride in bytes that is a multiple
+  // of 16: the contiguous dimension of each.
+  const bool a_k = problem.a_major == OperandMajor::kK;
+  const bool b_k = problem.b_major == OperandMajor::kK;
+  if (absl::Status s =
+          CheckRowStride("A", a_k ? "K-major" : "M-major", a_k ? 'K' : 'M',
+                         a_k ? problem.k : problem.m, problem.dtype);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          CheckRowStride("B", b_k ? "K-major" : "N-major", b_k ? 'K' : 'N',
+                         b_k ? problem.k : problem.n, problem.dtype);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckRowStride("C", "row-major (N contiguous)", 'N',
+                                      problem.n, problem.out_dtype);
+      !s.ok()) {
+    return s;
+  }
+
+  if (config.pingpong) {
+    return absl::UnimplementedError(
+        "--pingpong: not supported yet (circular-buffer has no ping-pong "
+        "consumer schedule); use the cooperative schedule");
+  }
+  if (config.cluster_m != 1 || config.cluster_n != 1) {
+    if (config.cluster_m < 1 || config.cluster_n < 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "cluster %dx%d: cluster dimensions must be at least 1",
+          config.cluster_m, config.cluster_n));
+    }
+    return absl::UnimplementedError(absl::StrFormat(
+        "cluster %dx%d: not supported yet (circular-buffer does not "
+        "multicast TMA loads across a cluster); use 1x1",
+        config.cluster_m, config.cluster_n));
+  }
+  if (config.consumer_warpgroups != 1 && config.consumer_warpgroups != 2) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d consumer warpgroups: 1 or 2 (each computes 64 rows of the tile)",
+        config.consumer_warpgroups));
+  }
+  if (config.tile_m != 64 * config.consumer_warpgroups) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "tile M = %d: must be 64 per consumer warpgroup (%d with %d); "
+        "tiles are 64x... or 128x...",
+        config.tile_m, 64 * config.consumer_warpgroups,
+        config.consumer_warpgroups));
+  }
+  if (config.tile_n < 64 || config.tile_n > 256 || config.tile_n % 64 != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "tile N = %d: must be 64, 128, 192 or 256 (wgmma's N is at most 256; "
+        "the output and N-major operands go in 64-column sub-tiles)",
+        config.tile_n));
+  }
+  if (config.tile_k != 64) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "tile K = %d: must be 64 (one 128-byte swizzle span of 16-bit "
+        "elements, the k-slice width TMA and wgmma share)",
+        config.tile_k));
+  }
+  if (config.stages < 1 || config.stages > 16) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d stages: circular buffering takes 1 to 16", config.stages));
+  }
+  if (config.raster_group < 1 || config.raster_group > 65536) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "raster group %d: must be 1 to 65536 tile rows", config.raster_group));
+  }
+  if (config.circular_buffer != "warp_specialized" &&
+      config.circular_buffer != "pipelined") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("circular buffer mode '", config.circular_buffer,
+                     "': warp_specialized or pipelined"));
+  }
+  if (config.split_k < 1 || config.split_k > 65535) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "split-K %d: must be 1 to 65535 (the grid's z dimension)",
+        config.split_k));
+  }
+  if (config.split_k > 1) {
+    const int64_t k_tiles = CeilDiv(problem.k, config.tile_k);
+    if (config.split_k > k_tiles) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "split-K %d: K = %d has only %d k-steps of %d; every split needs "
+          "at least one",
+          config.split_k, problem.k, k_tiles, config.tile_k));
+    }
+    if (config.split_k_mode != SplitKMode::kSerial) {
+      return absl::UnimplementedError(absl::StrCat(
+          "split-K mode ", SplitKModeName(config.split_k_mode),
+          ": not supported yet (serialize-split-k implements mode=serial)"));
+    }
+    if (config.epilogue == EpilogueMode::kDedicated) {
+      return absl::InvalidArgumentError(
+          "--epilogue dedicated with split-K: a dedicated epilogue buffer "
+          "overlaps the next tile's mainloop in the persistent grid, and "
+          "split-K's grid is not persistent (`splitk` may not sit in a "
+          "loop); use reuse");
+    }
+  }
+  const int64_t bytes = SharedMemoryBytes(problem, config);
+  if (bytes > kSharedMemoryBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "tile %dx%dx%d with %d stages and a %s epilogue needs about %d bytes "
+        "of shared memory (%d per stage, %d for output sub-tiles), more than "
+        "the %d a block can use; use fewer stages or a smaller tile",
+        config.tile_m, config.tile_n, config.tile_k, config.stages,
+        EpilogueName(ResolvedEpilogue(problem, config)), bytes,
+        StageBytes(config), EpilogueBytes(problem, config),
+        kSharedMemoryBytes));
+  }
+  return absl::OkStatus();
+}
+
+MatmulConfig ChooseConfig(const MatmulProblem& problem,
+                          std::string* explanation) {
+  std::vector<std::string> why;
+  MatmulConfig config;
+  // Tile and split-K: the candidate with the least modelled time.
+  struct Candidate {
+    int tile_n;
+    int split_k;
+    Estimate estimate;
+  };
+  std::vector<Candidate> candidates;
+  const int64_t k_tiles = CeilDiv(std::max<int64_t>(problem.k, 1), 64);
+  for (int tile_n : {256, 128, 64}) {
+    for (int split_k = 1; split_k <= 32; ++split_k) {
+      // At least 4 k-steps per split, and no more blocks than two waves.
+      if (split_k > 1 && k_tiles / split_k < 4) break;
+      Estimate estimate = EstimateTime(problem, 128, tile_n, split_k);
+      if (split_k > 1 && estimate.blocks > 2 * kSmCount) break;
+      candidates.push_back({tile_n, split_k, estimate});
+    }
+  }
+  const Candidate* best = &candidates.front();
+  for (const Candidate& candidate : candidates) {
+    if (candidate.estimate.cost < best->estimate.cost * 0.999) {
+      best = &candidate;
+    }
+  }
+  config.tile_m = 128;
+  config.tile_n = best->tile_n;
+  config.split_k = best->split_k;
+  const int64_t tiles =
+      CeilDiv(problem.m, 128) * CeilDiv(problem.n, config.tile_n);
+  why.push_back(absl::StrFormat(
+      "tile 128x%dx64: %d tiles, %d wave(s) of %d SMs; the least modelled "
+      "time (wave count x k-steps / tile efficiency) of 128x256, 128x128 "
+      "and 128x64",
+      config.tile_n, tiles, best->estimate.waves, kSmCount));
+  if (config.split_k > 1) {
+    why.push_back(absl::StrFormat(
+        "split-K %d (serial): %d tiles leave SMs idle; %d splits of %d "
+        "k-steps make %d blocks, worth the serialized reduction of partials",
+        config.split_k, tiles, config.split_k, CeilDiv(k_tiles, config.split_k),
+        tiles * config.split_k));
+  } else {
+    why.push_back(absl::StrFormat(
+        "no split-K: %s", tiles >= kSmCount
+                              ? "the tiles fill every SM"
+                              : "splitting K costs more (serialized partial "
+                                "reductions, short k loops) than it gains"));
+  }
+  // Epilogue, and with it the grid.
+  if (config.split_k > 1) {
+    config.epilogue = EpilogueMode::kReuseMainloop;
+    why.push_back(
+        "epilogue reuse: split-K's grid has one tile per block, so the "
+        "output tile can take the bytes of the mainloop's stages");
+  } else if (tiles <= kSmCount) {
+    config.epilogue = EpilogueMode::kReuseMainloop;
+    why.push_back(absl::StrFormat(
+        "epilogue reuse: %d tiles fit one wave, so each block computes one "
+        "tile (a grid of tiles, not persistent) and the output tile shares "
+        "the stages' bytes, leaving room for more stages",
+        tiles));
+  } else {
+    config.epilogue = EpilogueMode::kDedicated;
+    why.push_back(absl::StrFormat(
+        "epilogue dedicated: %d tiles over %d SMs, so a persistent grid; the "
+        "output goes through a ring of two sub-tile buffers of its own, so "
+        "each sub-tile's TMA store overlaps the next one's writes and the "
+        "producer loads the block's next tile meanwhile",
+        tiles, kSmCount));
+  }
+  // Stages: as many as fit, at most 8.
+  const int64_t output = config.epilogue == EpilogueMode::kDedicated
+                             ? EpilogueBytes(problem, config)
+                             : 0;
+  config.stages = std::max(1, MaxStages(problem, config));
+  why.push_back(absl::StrFormat(
+      "%d stages: %d bytes per stage%s, as many as fit in %d bytes (at most "
+      "8)",
+      config.stages, StageBytes(config),
+      output > 0 ? absl::StrFormat(" beside %d bytes of output buffers", output)
+                 : "",
+      kSharedMemoryBytes));
+  why.push_back(
+      "cooperative, 2 consumer warpgroups of 64 rows each (ping-pong is not "
+      "supported yet)");
+  why.push_back("cluster 1x1 (TMA multicast is not supported yet)");
+  why.push_back(absl::StrFormat(
+      "circular buffer warp_specialized: a producer warpgroup issues the "
+      "loads; rasterized in groups of %d tile rows so that concurrent "
+      "blocks share A and B in L2",
+      config.raster_group));
+  if (explanation != nullptr) {
+    *explanation = absl::StrCat(absl::StrJoin(why, "\n"), "\n");
+  }
+  return config;
+}
+
+absl::StatusOr<SplitKMode> ParseSplitKMode(absl::string_view text) {
+  for (SplitKMode mode :
+       {SplitKMode::kSerial, SplitKMode::kTmaSerial, SplitKMode::kTmaAtomic}) {
+    if (text == SplitKModeName(mode)) return mode;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "split-K mode '", text, "': serial, tma-serial or tma-atomic"));
+}
+
+absl::StatusOr<EpilogueMode> ParseEpilogueMode(absl::string_view text) {
+  for (EpilogueMode mode : {EpilogueMode::kAuto, EpilogueMode::kReuseMainloop,
+                            EpilogueMode::kDedicated}) {
+    if (text == EpilogueName(mode)) return mode;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("epilogue '", text, "': reuse, dedicated or auto"));
+}
+
+std::string DescribeConfig(const MatmulConfig& config) {
+  std::string text = absl::StrFormat(
+      "%dx%dx%d s%d %s %s wg%d c%dx%d r%d epi=%s", config.tile_m, config.tile_n,
+      config.tile_k, config.stages,
+      config.circular_buffer == "pipelined" ? "pipe" : "ws",
+      config.pingpong ? "pingpong" : "coop", config.consumer_warpgroups,
+      config.cluster_m, config.cluster_n, config.raster_group,
+      EpilogueName(config.epilogue));
+  if (config.split_k > 1) {
+    absl::StrAppend(&text, " splitk=", config.split_k, "/",
+                    SplitKModeName(config.split_k_mode));
+  }
+  return text;
+}
+
+absl::StatusOr<MatmulConfig> ParseConfig(absl::string_view text) {
+  MatmulConfig config;
+  std::set<std::string> seen;
+  auto error = [&](absl::string_view token, absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("configuration '", text, "': '", token, "' ", why));
+  };
+  auto two = [](absl::string_view token, int* a, int* b) {
+    std::vector<absl::string_view> parts = absl::StrSplit(token, 'x');
+    return parts.size() == 2 && absl::SimpleAtoi(parts[0], a) &&
+           absl::SimpleAtoi(parts[1], b);
+  };
+  bool have_tile = false;
+  for (absl::string_view token :
+       absl::StrSplit(text, ' ', absl::SkipWhitespace())) {
+    std::string kind;
+    bool ok = true;
+    if (std::count(token.begin(), token.end(), 'x') == 2) {
+      kind = "tile";
+      std::vector<absl::string_view> parts = absl::StrSplit(token, 'x');
+      ok = absl::SimpleAtoi(parts[0], &config.tile_m) &&
+           absl::SimpleAtoi(parts[1], &config.tile_n) &&
+           absl::SimpleAtoi(parts[2], &config.tile_k);
+      have_tile = true;
+    } else if (token == "ws" || token == "pipe") {
+      kind = "mode";
+      config.circular_buffer = token == "ws" ? "warp_specialized" : "pipelined";
+    } else if (token == "coop" || token == "pingpong") {
+      kind = "schedule";
+      config.pingpong = token == "pingpong";
+    } else if (absl::ConsumePrefix(&token, "epi=")) {
+      kind = "epi";
+      absl::StatusOr<EpilogueMode> mode = ParseEpilogueMode(token);
+      if (!mode.ok()) return error(token, "is not an epilogue mode");
+      config.epilogue = *mode;
+    } else if (absl::ConsumePrefix(&token, "splitk=")) {
+      kind = "splitk";
+      std::vector<absl::string_view> parts = absl::StrSplit(token, '/');
+      ok = parts.size() == 2 && absl::SimpleAtoi(parts[0], &config.split_k);
+      if (ok) {
+        absl::StatusOr<SplitKMode> mode = ParseSplitKMode(parts[1]);
+        if (!mode.ok()) return error(parts[1], "is not a split-K mode");
+        config.split_k_mode = *mode;
+      }
+    } else if (absl::ConsumePrefix(&token, "wg")) {
+      kind = "wg";
+      ok = absl::SimpleAtoi(token, &config.consumer_warpgroups);
+    } else if (absl::ConsumePrefix(&token, "s")) {
+      kind = "stages";
+      ok = absl::SimpleAtoi(token, &config.stages);
+    } else if (absl::ConsumePrefix(&token, "r")) {
+      kind = "raster";
+      ok = absl::SimpleAtoi(token, &config.raster_group);
+    } else if (absl::ConsumePrefix(&token, "c")) {
+      kind = "cluster";
+      ok = two(token, &config.cluster_m, &config.cluster_n);
+    } else {
+      return error(token, "is not part of a configuration");
+    }
+    if (!ok) return error(token, "is malformed");
+    if (!seen.insert(kind).second) return error(token, "repeats a setting");
+  }
+  if (!have_tile) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "configuration '", text, "' names no tile (e.g. 128x256x64)"));
+  }
+  return config;
+}
+
+absl::StatusOr<std::string> GenerateMatmul(const MatmulProblem& problem,
+                                           const MatmulConfig& requested) {
+  if (absl::Status status = ValidateMatmul(problem, requested); !status.ok()) {
+    return status;
+  }
+  MatmulConfig config = requested;
+  config.epilogue = ResolvedEpilogue(problem, requested);
+  const std::string a_layout = problem.a_major == OperandMajor::kK
+                                   ? "A MxK (K contiguous)"
+                                   : "A stored KxM (M contiguous)";
+  const std::string b_layout = problem.b_major == OperandMajor::kK
+                                   ? "B NxK (K contiguous)"
+                                   : "B stored KxN (N contiguous)";
+  std::string text = absl::StrFormat(
+      "// Generated by kir-gen: C = A @ B^T for %dx%dx%d (M x N x K), %s and "
+      "%s in %s, C MxN in %s, f32 accumulation.\n"
+      "// a_major=%s b_major=%s; configuration: %s.\n"
+      "//\n"
+      "// Reading: unlowered (ir/language.md, \"Two readings\"), the form of\n"
+      "// testdata/examples/ws_gemm.kir: one mbarrier for the TMA loads of a\n"
+      "// k-step (the author's protocol), the k loop marked for circular\n"
+      "// buffering; the default pipeline adds stages, roles, barriers and\n"
+      "// fences. %s\n"
+      "%s\n\n",
+      problem.m, problem.n, problem.k, a_layout, b_layout,
+      ElementTypeName(problem.dtype), ElementTypeName(problem.out_dtype),
+      OperandMajorName(problem.a_major, 'a'),
+      OperandMajorName(problem.b_major, 'b'), DescribeConfig(config),
+      config.split_k > 1
+          ? absl::StrFormat("Split-K: %d splits over grid z (`splitk`), one "
+                            "tile per block.",
+                            config.split_k)
+      : Persistent(config)
+          ? "Persistent: one block per SM walks the tiles; the output tile "
+            "has its own buffer."
+          : "One tile per block; the output tile may share the stages' "
+            "bytes.",
+      RunDirective(problem));
+  MatmulWriter writer(problem, config);
+  const std::string body = writer.Write();
+  absl::StrAppend(&text, writer.Header(), writer.Constants(), body, "}\n");
+  return text;
+}
+
+}  // namespace kir::gen

@@ -1,0 +1,350 @@
+#include "tools/kir-gen/matmul.h"
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ir/ir.h"
+#include "ir/sync_check.h"
+#include "parser/parser.h"
+#include "passes/pipeline.h"
+#include "printer/cuda_emitter.h"
+
+namespace kir::gen {
+namespace {
+
+using ::testing::HasSubstr;
+
+MatmulProblem Problem(int64_t m, int64_t n, int64_t k,
+                      OperandMajor a = OperandMajor::kK,
+                      OperandMajor b = OperandMajor::kK,
+                      ElementType out = ElementType::kBF16) {
+  MatmulProblem problem;
+  problem.m = m;
+  problem.n = n;
+  problem.k = k;
+  problem.a_major = a;
+  problem.b_major = b;
+  problem.out_dtype = out;
+  return problem;
+}
+
+// A configuration that fits: 128x256, 3 stages, a dedicated output tile.
+MatmulConfig Fitting() {
+  MatmulConfig config;
+  config.stages = 3;
+  config.epilogue = EpilogueMode::kDedicated;
+  return config;
+}
+
+void ExpectError(const MatmulProblem& problem, const MatmulConfig& config,
+                 absl::StatusCode code, const std::string& text) {
+  absl::Status status = ValidateMatmul(problem, config);
+  EXPECT_EQ(status.code(), code) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(text));
+  // Generation refuses what validation refuses.
+  EXPECT_FALSE(GenerateMatmul(problem, config).ok());
+}
+
+TEST(ValidateMatmul, AcceptsTheDefaultsAndOddSizes) {
+  EXPECT_TRUE(ValidateMatmul(Problem(4096, 4096, 4096), Fitting()).ok());
+  EXPECT_TRUE(ValidateMatmul(Problem(1, 8, 8), Fitting()).ok());
+  EXPECT_TRUE(ValidateMatmul(Problem(1000, 1000, 1000), Fitting()).ok());
+}
+
+TEST(ValidateMatmul, RejectsSizesBelowOne) {
+  ExpectError(Problem(0, 64, 64), Fitting(), absl::StatusCode::kInvalidArgument,
+              "M = 0: sizes must be at least 1");
+  ExpectError(Problem(64, -3, 64), Fitting(),
+              absl::StatusCode::kInvalidArgument, "N = -3");
+}
+
+TEST(ValidateMatmul, NamesTheTensorTmaCannotDescribe) {
+  // A K-major bf16 operand needs K a multiple of 8 (16-byte rows).
+  ExpectError(Problem(64, 64, 1001), Fitting(),
+              absl::StatusCode::kInvalidArgument,
+              "A is K-major: its rows hold K = 1001 bf16 elements, 2002 "
+              "bytes, and a TMA tensor map needs a row stride that is a "
+              "multiple of 16 bytes (K a multiple of 8)");
+  // An M-major A needs M a multiple of 8; K is then free.
+  ExpectError(Problem(100, 64, 64, OperandMajor::kMN), Fitting(),
+              absl::StatusCode::kInvalidArgument, "A is M-major");
+  EXPECT_TRUE(ValidateMatmul(
+                  Problem(104, 64, 1001, OperandMajor::kMN, OperandMajor::kMN),
+                  Fitting())
+                  .ok());
+  ExpectError(Problem(64, 60, 64, OperandMajor::kK, OperandMajor::kMN),
+              Fitting(), absl::StatusCode::kInvalidArgument, "B is N-major");
+  // C: bf16 rows need N a multiple of 8, f32 rows a multiple of 4.
+  ExpectError(Problem(64, 12, 64), Fitting(),
+              absl::StatusCode::kInvalidArgument, "C is row-major");
+  MatmulConfig f32 = Fitting();
+  f32.tile_n = 128;
+  EXPECT_TRUE(ValidateMatmul(Problem(64, 12, 64, OperandMajor::kK,
+                                     OperandMajor::kK, ElementType::kF32),
+                             f32)
+                  .ok());
+}
+
+TEST(ValidateMatmul, PingPongAndClustersAreNotSupportedYet) {
+  MatmulConfig pingpong = Fitting();
+  pingpong.pingpong = true;
+  ExpectError(Problem(256, 256, 256), pingpong,
+              absl::StatusCode::kUnimplemented,
+              "--pingpong: not supported yet");
+  MatmulConfig cluster = Fitting();
+  cluster.cluster_m = 2;
+  ExpectError(Problem(256, 256, 256), cluster, absl::StatusCode::kUnimplemented,
+              "cluster 2x1: not supported yet");
+}
+
+TEST(ValidateMatmul, RejectsTilesWgmmaCannotCompute) {
+  struct Case {
+    void (*change)(MatmulConfig&);
+    const char* error;
+  };
+  for (const Case& bad : std::vector<Case>{
+           {[](MatmulConfig& c) { c.tile_n = 512; }, "tile N = 512"},
+           {[](MatmulConfig& c) { c.tile_k = 32; }, "tile K = 32"},
+           {[](MatmulConfig& c) { c.tile_m = 256; }, "tile M = 256"},
+           {[](MatmulConfig& c) { c.stages = 0; }, "0 stages"},
+           {[](MatmulConfig& c) { c.circular_buffer = "ring"; },
+            "circular buffer mode"}}) {
+    MatmulConfig config = Fitting();
+    bad.change(config);
+    ExpectError(Problem(256, 256, 256), config,
+                absl::StatusCode::kInvalidArgument, bad.error);
+  }
+}
+
+TEST(ValidateMatmul, RejectsATileThatDoesNotFitInSharedMemory) {
+  MatmulConfig config = Fitting();
+  config.stages = 5;  // 5 x 48 KiB + two 16 KiB output sub-tiles
+  ExpectError(Problem(4096, 4096, 4096), config,
+              absl::StatusCode::kInvalidArgument,
+              "more than the 232448 a block can use");
+  config.stages = 4;
+  EXPECT_TRUE(ValidateMatmul(Problem(4096, 4096, 4096), config).ok());
+  // The whole tile over the stages: 4 fit, 5 do not.
+  config.epilogue = EpilogueMode::kReuseMainloop;
+  EXPECT_TRUE(ValidateMatmul(Problem(4096, 4096, 4096), config).ok());
+  config.stages = 5;
+  EXPECT_FALSE(ValidateMatmul(Problem(4096, 4096, 4096), config).ok());
+}
+
+TEST(ValidateMatmul, SplitK) {
+  MatmulConfig config = Fitting();
+  config.epilogue = EpilogueMode::kAuto;
+  config.split_k = 4;
+  EXPECT_TRUE(ValidateMatmul(Problem(256, 256, 4096), config).ok());
+  config.split_k = 65;  // 64 k-steps
+  ExpectError(Problem(256, 256, 4096), config,
+              absl::StatusCode::kInvalidArgument, "only 64 k-steps");
+  config.split_k = 4;
+  config.split_k_mode = SplitKMode::kTmaAtomic;
+  ExpectError(Problem(256, 256, 4096), config, absl::StatusCode::kUnimplemented,
+              "split-K mode tma-atomic: not supported yet");
+  config.split_k_mode = SplitKMode::kSerial;
+  config.epilogue = EpilogueMode::kDedicated;
+  ExpectError(Problem(256, 256, 4096), config,
+              absl::StatusCode::kInvalidArgument, "not persistent");
+}
+
+// The shapes of testdata/bench/llm.csv that are K-major bf16.
+const std::vector<std::vector<int64_t>>& LlmShapes() {
+  static const auto* shapes = new std::vector<std::vector<int64_t>>{
+      {4096, 4096, 4096},  {4096, 11008, 4096}, {4096, 4096, 11008},
+      {4096, 12288, 4096}, {2048, 8192, 8192},  {2048, 28672, 8192},
+      {2048, 8192, 28672}, {3648, 480, 8632},   {8192, 8192, 8192},
+      {128, 8192, 8192},   {256, 256, 65536},   {512, 1024, 32768},
+      {128, 1024, 65536},  {1024, 1024, 16384}};
+  return *shapes;
+}
+
+TEST(ChooseConfig, EveryChoiceIsValidAndExplained) {
+  for (const auto& shape : LlmShapes()) {
+    for (ElementType out : {ElementType::kBF16, ElementType::kF32}) {
+      const MatmulProblem problem =
+          Problem(shape[0], shape[1], shape[2], OperandMajor::kK,
+                  OperandMajor::kK, out);
+      std::string why;
+      const MatmulConfig config = ChooseConfig(problem, &why);
+      EXPECT_TRUE(ValidateMatmul(problem, config).ok())
+          << shape[0] << "x" << shape[1] << "x" << shape[2] << ": "
+          << DescribeConfig(config) << ": " << ValidateMatmul(problem, config);
+      std::vector<std::string> lines =
+          absl::StrSplit(why, '\n', absl::SkipEmpty());
+      EXPECT_EQ(lines.size(), 7u) << why;
+      EXPECT_THAT(why, HasSubstr("stages"));
+    }
+  }
+}
+
+TEST(ChooseConfig, LargeShapesArePersistentSmallOnesSplitK) {
+  const MatmulConfig large = ChooseConfig(Problem(4096, 4096, 4096));
+  EXPECT_EQ(DescribeConfig(large),
+            "128x256x64 s4 ws coop wg2 c1x1 r8 epi=dedicated");
+  // 2 tiles of 128x256 cannot fill 132 SMs: K is split.
+  const MatmulConfig small = ChooseConfig(Problem(256, 256, 65536));
+  EXPECT_GT(small.split_k, 1);
+  EXPECT_EQ(small.epilogue, EpilogueMode::kReuseMainloop);
+  // One wave of tiles: one tile per block, more stages.
+  const MatmulConfig wave = ChooseConfig(Problem(1024, 1024, 1024));
+  EXPECT_EQ(wave.split_k, 1);
+  EXPECT_EQ(wave.epilogue, EpilogueMode::kReuseMainloop);
+  EXPECT_GE(wave.stages, 4);
+}
+
+TEST(DescribeConfig, NamesEverySetting) {
+  MatmulConfig config;
+  EXPECT_EQ(DescribeConfig(config),
+            "128x256x64 s4 ws coop wg2 c1x1 r8 epi=auto");
+  config.split_k = 3;
+  config.circular_buffer = "pipelined";
+  config.epilogue = EpilogueMode::kReuseMainloop;
+  EXPECT_EQ(DescribeConfig(config),
+            "128x256x64 s4 pipe coop wg2 c1x1 r8 epi=reuse splitk=3/serial");
+}
+
+TEST(ParseConfig, RoundTrips) {
+  std::vector<MatmulConfig> configs(4);
+  configs[1].tile_m = 64;
+  configs[1].tile_n = 128;
+  configs[1].consumer_warpgroups = 1;
+  configs[1].stages = 7;
+  configs[1].circular_buffer = "pipelined";
+  configs[1].raster_group = 3;
+  configs[2].split_k = 16;
+  configs[2].split_k_mode = SplitKMode::kTmaSerial;
+  configs[2].epilogue = EpilogueMode::kReuseMainloop;
+  configs[3].pingpong = true;
+  configs[3].cluster_m = 2;
+  configs[3].epilogue = EpilogueMode::kDedicated;
+  for (const MatmulConfig& config : configs) {
+    const std::string text = DescribeConfig(config);
+    absl::StatusOr<MatmulConfig> parsed = ParseConfig(text);
+    ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.status();
+    EXPECT_EQ(DescribeConfig(*parsed), text);
+  }
+  // Settings in any order; those not given keep their defaults.
+  absl::StatusOr<MatmulConfig> short_form = ParseConfig("epi=reuse 128x128x64");
+  ASSERT_TRUE(short_form.ok()) << short_form.status();
+  EXPECT_EQ(DescribeConfig(*short_form),
+            "128x128x64 s4 ws coop wg2 c1x1 r8 epi=reuse");
+}
+
+TEST(ParseConfig, RejectsMalformedText) {
+  for (const char* text :
+       {"", "s4 ws", "128x256 s4", "128x256x64 s4 s5", "128x256x64 sx",
+        "128x256x64 epi=shared", "128x256x64 splitk=4", "128x256x64 bogus",
+        "128x256x64 splitk=4/atomic", "128x256x64 c2"}) {
+    EXPECT_FALSE(ParseConfig(text).ok()) << "'" << text << "'";
+  }
+}
+
+TEST(ParseHelpers, NamesRoundTrip) {
+  for (ElementType type :
+       {ElementType::kBF16, ElementType::kF16, ElementType::kF32}) {
+    EXPECT_EQ(*ParseElementType(ElementTypeName(type)), type);
+  }
+  EXPECT_EQ(*ParseOperandMajor("m", 'a'), OperandMajor::kMN);
+  EXPECT_EQ(*ParseOperandMajor("n", 'b'), OperandMajor::kMN);
+  EXPECT_FALSE(ParseOperandMajor("n", 'a').ok());
+  EXPECT_FALSE(ParseOperandMajor("t", 'b').ok());
+  EXPECT_FALSE(ParseElementType("fp8").ok());
+}
+
+TEST(ReferenceCheck, FollowsTheLayoutsAndScalesWithK) {
+  EXPECT_EQ(ReferenceCheck(Problem(8, 8, 4096)),
+            "c ~= bf16(a @ b.T) rtol=0.01 atol=0.064");
+  EXPECT_EQ(ReferenceCheck(Problem(8, 8, 16, OperandMajor::kMN,
+                                   OperandMajor::kMN, ElementType::kF32)),
+            "c ~= a.T @ b rtol=0.001 atol=0.004");
+}
+
+struct Variant {
+  std::string name;
+  MatmulProblem problem;
+  MatmulConfig config;
+};
+
+std::vector<Variant> Variants() {
+  std::vector<Variant> variants;
+  // Both operands of the other major than the default, f32 output,
+  // pipelined (testdata/kir-gen/ has every combination as goldens).
+  Variant mn;
+  mn.problem = Problem(200, 136, 520, OperandMajor::kMN, OperandMajor::kMN,
+                       ElementType::kF32);
+  mn.config.tile_n = 128;
+  mn.config.epilogue = EpilogueMode::kDedicated;
+  mn.config.circular_buffer = "pipelined";
+  mn.config.stages = MaxStages(mn.problem, mn.config);
+  mn.name = "mn_f32_pipelined";
+  variants.push_back(mn);
+  Variant heuristic;
+  heuristic.problem = Problem(4096, 4096, 4096);
+  heuristic.config = ChooseConfig(heuristic.problem);
+  heuristic.name = "heuristic_4096";
+  variants.push_back(heuristic);
+  Variant split;
+  split.name = "split_k";
+  split.problem = Problem(256, 512, 4096);
+  split.config.split_k = 5;
+  split.config.epilogue = EpilogueMode::kAuto;
+  variants.push_back(split);
+  Variant reuse;
+  reuse.name = "reuse_f16_64x64";
+  reuse.problem = Problem(77, 40, 24, OperandMajor::kK, OperandMajor::kK,
+                          ElementType::kF16);
+  reuse.problem.dtype = ElementType::kF16;
+  reuse.config.tile_m = 64;
+  reuse.config.tile_n = 64;
+  reuse.config.consumer_warpgroups = 1;
+  reuse.config.epilogue = EpilogueMode::kReuseMainloop;
+  reuse.config.stages = 2;
+  variants.push_back(reuse);
+  return variants;
+}
+
+// Each variant verifies, lowers through the default pipeline, passes the
+// sync and proxy-fence checkers and is accepted by the CUDA emitter (the
+// lit goldens compile a subset to cubins with NVRTC).
+TEST(GenerateMatmul, LowersAndPassesTheCheckers) {
+  for (const Variant& variant : Variants()) {
+    SCOPED_TRACE(variant.name);
+    absl::StatusOr<std::string> text =
+        GenerateMatmul(variant.problem, variant.config);
+    ASSERT_TRUE(text.ok()) << text.status();
+    EXPECT_THAT(*text, HasSubstr(RunDirective(variant.problem)));
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(*text);
+    ASSERT_TRUE(module.ok()) << module.status() << "\n" << *text;
+    absl::StatusOr<Pipeline> pipeline = ParsePipeline("default");
+    ASSERT_TRUE(pipeline.ok());
+    PipelineRunOptions options;
+    options.write_reproducer = false;
+    std::ostringstream log;
+    ASSERT_TRUE(RunPipeline(**module, *pipeline, options, log).ok())
+        << log.str();
+    const Kernel& kernel = *(*module)->kernels.front();
+    EXPECT_TRUE(CheckSyncs(kernel).ok()) << CheckSyncs(kernel);
+    EXPECT_TRUE(CheckProxyFences(kernel, FencePlacement::kWriters).ok())
+        << CheckProxyFences(kernel, FencePlacement::kWriters);
+    absl::StatusOr<std::string> cuda = EmitCuda(**module);
+    EXPECT_TRUE(cuda.ok()) << cuda.status();
+  }
+}
+
+TEST(GenerateMatmul, IsDeterministic) {
+  const MatmulProblem problem = Problem(1000, 2000, 3000);
+  const MatmulConfig config = ChooseConfig(problem);
+  EXPECT_EQ(*GenerateMatmul(problem, config), *GenerateMatmul(problem, config));
+}
+
+}  // namespace
+}  // namespace kir::gen
