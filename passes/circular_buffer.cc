@@ -23,6 +23,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/static_values.h"
+#include "analysis/thread_analysis.h"
 #include "ir/builder.h"
 #include "ir/check.h"
 #include "ir/checked_math.h"
@@ -30,8 +32,6 @@
 #include "ir/effects.h"
 #include "ir/shared_memory.h"
 #include "ir/shared_memory_plan.h"
-#include "ir/static_values.h"
-#include "ir/thread_analysis.h"
 
 namespace kir {
 namespace {
@@ -1136,7 +1136,7 @@ class Rewriter {
     OpBuilder rings = Builder(body, body.IndexOf(last_alloc) + 1);
     const Type ring_type = Type::Buffer(MemorySpace::kShared, DType::kMbarrier,
                                         {IndexExpr::Constant(stages())});
-    // `ring`: their phases are this pass's protocol (ir/sync_check.h).
+    // `ring`: their phases are this pass's protocol (analysis/sync_check.h).
     const AttrList ring_attrs = {{"align", Attribute::Int(8)},
                                  {"ring", Attribute::Flag(true)}};
     full_ =

@@ -30,14 +30,14 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "ir/async_groups.h"
+#include "analysis/async_groups.h"
+#include "analysis/static_values.h"
+#include "analysis/thread_analysis.h"
 #include "ir/builder.h"
 #include "ir/check.h"
 #include "ir/checked_math.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
-#include "ir/static_values.h"
-#include "ir/thread_analysis.h"
 
 namespace kir {
 namespace {

@@ -1,6 +1,6 @@
 // Barrier insertion for shared-memory conflicts; see insert_syncs.h.
 //
-// The pass asks ir/sync_check.h for the conflicting pairs left unordered,
+// The pass asks analysis/sync_check.h for the conflicting pairs left unordered,
 // places one barrier for the first of them, and asks again, until none is
 // left; then it drops every inserted barrier without which nothing becomes
 // unordered, so the result is minimal. Conflict answers are cached across
@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/sync_check.h"
+#include "analysis/thread_analysis.h"
 #include "ir/builder.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
-#include "ir/sync_check.h"
-#include "ir/thread_analysis.h"
 #include "passes/op_utils.h"
 
 namespace kir {

@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analysis/verifier.h"
 #include "ir/check.h"
-#include "ir/verifier.h"
 #include "passes/line_diff.h"
 
 namespace kir {

@@ -19,10 +19,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/thread_analysis.h"
 #include "ir/builder.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
-#include "ir/thread_analysis.h"
 
 namespace kir {
 namespace {

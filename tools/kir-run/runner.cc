@@ -14,10 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analysis/verifier.h"
 #include "ir/check.h"
 #include "ir/diagnostics.h"
 #include "ir/shared_memory.h"
-#include "ir/verifier.h"
 #include "parser/parser.h"
 #include "passes/pipeline.h"
 #include "printer/kir_printer.h"
@@ -843,8 +843,7 @@ absl::Status DirectiveRun::PrepareVariants() {
                  ? absl::StrCat(" + ", kSharedLayoutPass,
                                 " (shared allocations without offsets)")
                  : "")
-         << ", "
-         << (variant.prepared.compile.cache_hit ? "cache hit" : "NVRTC")
+         << ", " << (variant.prepared.compile.cache_hit ? "cache hit" : "NVRTC")
          << absl::StrFormat(" %.1f ms", variant.prepared.compile.seconds * 1e3)
          << "\n";
     variants_.push_back(std::move(variant));

@@ -7,7 +7,7 @@
 // every pair the executing threads, block ids and iterations are
 // enumerated; the analysis must never answer "disjoint" for a pair that
 // overlaps. The precision (disjoint pairs proven disjoint) is printed.
-#include "ir/sync_check.h"
+#include "analysis/sync_check.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -18,8 +18,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/thread_analysis.h"
 #include "gtest/gtest.h"
-#include "ir/thread_analysis.h"
 #include "parser/parser.h"
 
 namespace kir {

@@ -1,5 +1,5 @@
 // Conflicts and ordering of a block's memory accesses; see sync_check.h.
-#include "ir/sync_check.h"
+#include "analysis/sync_check.h"
 
 #include <algorithm>
 #include <limits>
@@ -10,9 +10,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/static_values.h"
 #include "ir/check.h"
 #include "ir/diagnostics.h"
-#include "ir/static_values.h"
 
 namespace kir {
 

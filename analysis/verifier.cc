@@ -5,7 +5,7 @@
 // program order. Checks that need the thread analysis run last, and only on
 // kernels that pass every other rule, because the analysis assumes a
 // well-formed kernel.
-#include "ir/verifier.h"
+#include "analysis/verifier.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,13 +21,13 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/static_values.h"
+#include "analysis/thread_analysis.h"
 #include "ir/check.h"
 #include "ir/checked_math.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
-#include "ir/static_values.h"
 #include "ir/shared_memory.h"
-#include "ir/thread_analysis.h"
 
 namespace kir {
 namespace {
@@ -1903,8 +1903,7 @@ void Verifier::CheckSharedBudget() {
             << Name(buffer) << " at offset " << placed.offset << " ends "
             << (end >= kSaturated ? std::string("past byte 2^62")
                                   : absl::StrCat("at byte ", end))
-            << ", past the " << kSharedMemoryLimit
-            << " bytes a block can use";
+            << ", past the " << kSharedMemoryLimit << " bytes a block can use";
       }
     } else if (placed.bytes > kSharedMemoryLimit) {
       Fail(*placed.alloc, kSharedBudget)

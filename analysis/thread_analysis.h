@@ -10,8 +10,8 @@
 // Used by the verifier and by every pass that places barriers, fences or
 // predicates. Sound: "uniform" and "single thread" answers are proofs;
 // anything unproven is reported as varying / many threads.
-#ifndef KIR_IR_THREAD_ANALYSIS_H_
-#define KIR_IR_THREAD_ANALYSIS_H_
+#ifndef KIR_ANALYSIS_THREAD_ANALYSIS_H_
+#define KIR_ANALYSIS_THREAD_ANALYSIS_H_
 
 #include <cstdint>
 #include <memory>
@@ -115,4 +115,4 @@ class ThreadAnalysis {
 
 }  // namespace kir
 
-#endif  // KIR_IR_THREAD_ANALYSIS_H_
+#endif  // KIR_ANALYSIS_THREAD_ANALYSIS_H_

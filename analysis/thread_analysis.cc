@@ -13,7 +13,7 @@
 // a virtual block of 1024 threads (the hardware maximum), whose answers hold
 // for every prefix of it. Executing sets are then kept internally but
 // reported as unknown.
-#include "ir/thread_analysis.h"
+#include "analysis/thread_analysis.h"
 
 #include <algorithm>
 #include <bitset>

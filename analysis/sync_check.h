@@ -72,10 +72,10 @@
 // another thread or as the completion barrier of a TMA or bulk load (R8).
 // Edges from the ring's own accesses to a stage load of a `ring` allocation
 // are the circular buffer's (it fences before its release); from another
-// allocation sharing its bytes they are not. A fence covers an access only once the access
-// is complete in the fencing thread (a cp.async write after the wait for its
-// group). Such an edge
-// needs a fence of the matching space in a placement model:
+// allocation sharing its bytes they are not. A fence covers an access only once
+// the access is complete in the fencing thread (a cp.async write after the wait
+// for its group). Such an edge needs a fence of the matching space in a
+// placement model:
 //   writers  the thread of the async access, if it ran the generic access
 //            itself, fenced after it; and every thread that ran the generic
 //            access fenced after it and before the barrier or release that
@@ -87,8 +87,8 @@
 // barriers do not order at all are left to the rules above; completion
 // already orders async -> generic and async -> async (R2, R3). Overlap is
 // the box comparison above, including the same thread.
-#ifndef KIR_IR_SYNC_CHECK_H_
-#define KIR_IR_SYNC_CHECK_H_
+#ifndef KIR_ANALYSIS_SYNC_CHECK_H_
+#define KIR_ANALYSIS_SYNC_CHECK_H_
 
 #include <bitset>
 #include <map>
@@ -101,9 +101,9 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "analysis/thread_analysis.h"
 #include "ir/effects.h"
 #include "ir/ir.h"
-#include "ir/thread_analysis.h"
 
 namespace kir {
 
@@ -292,4 +292,4 @@ class BarrierIdAllocator {
 
 }  // namespace kir
 
-#endif  // KIR_IR_SYNC_CHECK_H_
+#endif  // KIR_ANALYSIS_SYNC_CHECK_H_
