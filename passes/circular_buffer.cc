@@ -1136,7 +1136,7 @@ class Rewriter {
     OpBuilder rings = Builder(body, body.IndexOf(last_alloc) + 1);
     const Type ring_type = Type::Buffer(MemorySpace::kShared, DType::kMbarrier,
                                         {IndexExpr::Constant(stages())});
-    // `ring`: their phases are this pass's protocol (analysis/sync_check.h).
+    // `ring`: their phases are this pass's protocol (analysis/ordering.h).
     const AttrList ring_attrs = {{"align", Attribute::Int(8)},
                                  {"ring", Attribute::Flag(true)}};
     full_ =

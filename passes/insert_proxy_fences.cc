@@ -1,6 +1,6 @@
 // Proxy fence insertion; see insert_proxy_fences.h.
 //
-// The pass asks analysis/sync_check.h for the generic -> async edges left
+// The pass asks analysis/ordering.h for the generic -> async edges left
 // unfenced in the placement model, and for the first of them tries the
 // model's candidate positions, most hoisted first: a fence is kept at the
 // first position after which that edge is fenced. It repeats until no edge
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "analysis/sync_check.h"
+#include "analysis/ordering.h"
 #include "ir/builder.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"

@@ -6,7 +6,7 @@
 //   (insert-syncs), mbarrier waits and completion waits (insert-async-waits)
 //   in place. It runs last of the synchronization passes; fences already
 //   present are kept and count.
-// Ensures: every generic -> async edge of analysis/sync_check.h (generic write
+// Ensures: every generic -> async edge of analysis/ordering.h (generic write
 // ->
 //   TMA store / reduce / wgmma operand read, generic read -> TMA load write,
 //   generic write of global memory -> TMA store or reduce of overlapping

@@ -1,6 +1,6 @@
 // Barrier insertion for shared-memory conflicts; see insert_syncs.h.
 //
-// The pass asks analysis/sync_check.h for the conflicting pairs left unordered,
+// The pass asks analysis/ordering.h for the conflicting pairs left unordered,
 // places one barrier for the first of them, and asks again, until none is
 // left; then it drops every inserted barrier without which nothing becomes
 // unordered, so the result is minimal. Conflict answers are cached across
@@ -9,16 +9,18 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "analysis/sync_check.h"
+#include "analysis/ordering.h"
 #include "analysis/thread_analysis.h"
 #include "ir/builder.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
+#include "passes/barrier_ids.h"
 #include "passes/op_utils.h"
 
 namespace kir {
