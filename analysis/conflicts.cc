@@ -1105,7 +1105,45 @@ ConflictAnalysis::ConflictAnalysis(const Kernel& kernel,
                                    const ThreadAnalysis& threads)
     : impl_(std::make_unique<Impl>(kernel, threads)) {}
 
+ConflictAnalysis::ConflictAnalysis(const Kernel& kernel,
+                                   AnalysisManager& analyses)
+    : ConflictAnalysis(kernel, analyses.Get<ThreadAnalysis>()) {}
+
 ConflictAnalysis::~ConflictAnalysis() = default;
+
+std::string ConflictAnalysis::Difference(const ConflictAnalysis& fresh) const {
+  if (num_threads() != fresh.num_threads()) return "the number of threads";
+  // Only values of the kernel as it is now are looked up: the cache may
+  // still hold values a pass erased.
+  std::string difference;
+  auto compare = [&](const Value* value) {
+    if (!difference.empty()) return;
+    auto it = impl_->affine_cache.find(value);
+    if (it == impl_->affine_cache.end()) return;
+    const Affine& cached = it->second;
+    const Affine& rebuilt = fresh.impl_->Decompose(value);
+    const bool same_part =
+        (cached.part == nullptr) == (rebuilt.part == nullptr) &&
+        (cached.part == nullptr || *cached.part == *rebuilt.part);
+    if (!same_part || cached.atoms != rebuilt.atoms ||
+        cached.constant != rebuilt.constant ||
+        cached.varying != rebuilt.varying) {
+      difference = absl::StrCat("the index form of %", value->name());
+    }
+  };
+  for (const auto& size : impl_->kernel.sizes()) compare(size.get());
+  for (const Param& param : impl_->kernel.params()) compare(param.value);
+  Walk(impl_->kernel.body(), [&](const Op& op) {
+    for (int i = 0; i < op.num_results(); ++i) compare(op.result(i));
+    for (int r = 0; r < op.num_regions(); ++r) {
+      for (int i = 0; i < op.region(r).num_arguments(); ++i) {
+        compare(op.region(r).argument(i));
+      }
+    }
+  });
+  return difference;
+}
+
 int ConflictAnalysis::num_threads() const { return impl_->num_threads; }
 
 ThreadBits ConflictAnalysis::Executing(const Op& op) const {

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "analysis/analysis_manager.h"
 #include "analysis/thread_analysis.h"
 #include "ir/effects.h"
 #include "ir/ir.h"
@@ -83,7 +84,11 @@ struct CarriedLoop {
 // needed.
 class ConflictAnalysis {
  public:
+  static constexpr char kName[] = "conflict-analysis";
+
   ConflictAnalysis(const Kernel& kernel, const ThreadAnalysis& threads);
+  // Built on the manager's thread analysis (and dropped with it).
+  ConflictAnalysis(const Kernel& kernel, AnalysisManager& analyses);
   ~ConflictAnalysis();
   ConflictAnalysis(const ConflictAnalysis&) = delete;
   ConflictAnalysis& operator=(const ConflictAnalysis&) = delete;
@@ -112,6 +117,10 @@ class ConflictAnalysis {
     int unknown = 0;  // answered "overlap" without enumerating
   };
   const Counters& counters() const;
+
+  // For --verify-analyses: "" when the index forms this analysis derived
+  // so far are the ones `fresh` derives on the same kernel.
+  std::string Difference(const ConflictAnalysis& fresh) const;
 
  private:
   struct Impl;

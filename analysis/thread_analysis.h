@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/ir.h"
@@ -56,6 +57,8 @@ class ThreadSet {
 
 class ThreadAnalysis {
  public:
+  static constexpr char kName[] = "thread-analysis";
+
   explicit ThreadAnalysis(const Kernel& kernel);
   ~ThreadAnalysis();
   ThreadAnalysis(const ThreadAnalysis&) = delete;
@@ -107,6 +110,18 @@ class ThreadAnalysis {
                          const Op** culprit = nullptr) const;
   // The innermost role region around `op`, or null.
   const Op* EnclosingRole(const Op& op) const;
+
+  // Keeps the analysis valid while a pass inserts or removes ops without
+  // results or regions (barriers, fences): such an op runs in the threads
+  // that reach its place, and changes nothing else the analysis knows.
+  // AddOp after the op is in its region; RemoveOp before it is destroyed.
+  void AddOp(const Op& op);
+  void RemoveOp(const Op& op);
+
+  // For the analysis manager's --verify-analyses: "" when `fresh`, built
+  // on the same kernel, answers every query the same way; else the first
+  // difference.
+  std::string Difference(const ThreadAnalysis& fresh) const;
 
  private:
   struct Impl;

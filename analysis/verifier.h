@@ -157,6 +157,7 @@
 #define KIR_ANALYSIS_VERIFIER_H_
 
 #include "absl/status/status.h"
+#include "analysis/analysis_manager.h"
 #include "ir/ir.h"
 
 namespace kir {
@@ -165,6 +166,8 @@ namespace kir {
 // problems first), joined into one status.
 absl::Status Verify(const Kernel& kernel);
 absl::Status Verify(const Module& module);
+// The same, taking the thread analysis from (and leaving it in) `analyses`.
+absl::Status Verify(const Kernel& kernel, AnalysisManager& analyses);
 
 }  // namespace kir
 

@@ -1681,15 +1681,19 @@ absl::Status CircularBuffer(Kernel& kernel, const PassOptions& options,
   absl::StatusOr<Overrides> overrides = ReadOverrides(options);
   if (!overrides.ok()) return overrides.status();
   ConstantPool constants(kernel);
-  while (true) {
+  for (bool first = true;;) {
     Op* loop = nullptr;
     Walk(kernel.body(), [&](Op& op) {
       if (loop == nullptr && IsMarked(op)) loop = &op;
     });
-    if (loop == nullptr) break;
+    if (loop == nullptr) {
+      if (first) context.PreserveAll();  // no marked loop: nothing changed
+      break;
+    }
+    first = false;
     absl::StatusOr<Config> config = ReadConfig(*loop, *overrides);
     if (!config.ok()) return config.status();
-    const ThreadAnalysis threads(kernel);
+    const ThreadAnalysis& threads = context.Get<ThreadAnalysis>(kernel);
     const Classifier classes(kernel);
     absl::StatusOr<LoopPlan> plan =
         Analyzer(kernel, threads, classes, *loop, *config).Run();
@@ -1698,6 +1702,8 @@ absl::Status CircularBuffer(Kernel& kernel, const PassOptions& options,
             Rewriter(kernel, context, *std::move(plan), constants).Run();
         !status.ok())
       return status;
+    // The next loop's analysis sees the rewritten kernel.
+    context.Analyses(kernel).InvalidateAll();
   }
   return absl::OkStatus();
 }

@@ -545,7 +545,7 @@ class AsyncWaitInserter {
       : kernel_(kernel),
         context_(context),
         max_pending_(max_pending),
-        analysis_(kernel) {}
+        analysis_(context.Get<ThreadAnalysis>(kernel)) {}
 
   absl::Status Run() {
     for (const char* counter :
@@ -1329,7 +1329,8 @@ class AsyncWaitInserter {
   Kernel& kernel_;
   PassContext& context_;
   const int64_t max_pending_;
-  const ThreadAnalysis analysis_;
+  // The kernel as the pass found it; the pass reads it before it inserts.
+  const ThreadAnalysis& analysis_;
   std::optional<OpKind> fence_kind_;
   RegisterSet tracked_;
   std::vector<absl::Status> errors_;

@@ -228,8 +228,11 @@ bool SamePair(const UnfencedPair& a, const UnfencedPair& b) {
 
 class FenceInserter {
  public:
-  FenceInserter(Kernel& kernel, const Options& options, PassStatistics& stats)
-      : kernel_(kernel), options_(options), stats_(stats) {}
+  FenceInserter(Kernel& kernel, const Options& options, PassContext& context)
+      : kernel_(kernel),
+        options_(options),
+        context_(context),
+        stats_(context.stats) {}
 
   absl::Status Run() {
     std::vector<UnfencedPair> pairs =
@@ -249,6 +252,8 @@ class FenceInserter {
     }
     if (options_.hoist) Minimize();
     RecordProvenance();
+    // Fences tried and taken out again leave the kernel as it was.
+    if (inserted_.empty()) context_.PreserveAll();
     for (Op* fence : InProgramOrder(kernel_, inserted_)) {
       if (fence->kind() == OpKind::kFenceMbarrierInit) {
         stats_.Add(kInitFences);
@@ -378,6 +383,7 @@ class FenceInserter {
 
   Kernel& kernel_;
   const Options& options_;
+  PassContext& context_;
   PassStatistics& stats_;
   std::set<Op*> inserted_;
 };
@@ -392,7 +398,7 @@ absl::Status InsertProxyFences(Kernel& kernel, const PassOptions& options,
   }
   absl::StatusOr<Options> parsed = ParseOptions(options);
   if (!parsed.ok()) return parsed.status();
-  return FenceInserter(kernel, *parsed, context.stats).Run();
+  return FenceInserter(kernel, *parsed, context).Run();
 }
 
 }  // namespace kir

@@ -197,8 +197,11 @@ absl::Status PairError(const Location& at, const UnorderedPair& pair,
 
 class SyncInserter {
  public:
-  SyncInserter(Kernel& kernel, PassStatistics& stats)
-      : kernel_(kernel), stats_(stats), ids_(kernel) {
+  SyncInserter(Kernel& kernel, PassContext& context)
+      : kernel_(kernel),
+        context_(context),
+        stats_(context.stats),
+        ids_(kernel) {
     options_.complete_uncommitted_async = true;
     options_.cache = &cache_;
   }
@@ -276,6 +279,8 @@ class SyncInserter {
     MergeBranchBarriers();
     RecordProvenance();
     std::vector<Op*> remaining = InProgramOrder(kernel_, inserted_);
+    // Barriers tried and taken out again leave the kernel as it was.
+    if (remaining.empty()) context_.PreserveAll();
     for (Op* op : remaining) {
       stats_.Add(op->kind() == OpKind::kBarrierBlock ? kBlockBarriers
                                                      : kNamedBarriers);
@@ -478,6 +483,7 @@ class SyncInserter {
   }
 
   Kernel& kernel_;
+  PassContext& context_;
   PassStatistics& stats_;
   BarrierIdAllocator ids_;
   ConflictCache cache_;
@@ -495,7 +501,7 @@ absl::Status InsertSyncs(Kernel& kernel, const PassOptions& options,
   }
   absl::StatusOr<int64_t> drop = options.GetInt("drop-sync");
   if (!drop.ok()) return drop.status();
-  return SyncInserter(kernel, context.stats).Run(*drop);
+  return SyncInserter(kernel, context).Run(*drop);
 }
 
 }  // namespace kir

@@ -588,12 +588,16 @@ absl::Status SerializeSplitK(Kernel& kernel, const PassOptions& options,
   const std::optional<DType> work_type = WorkType(*work_name);
   KIR_CHECK(work_type.has_value()) << "undeclared work type " << *work_name;
   KIR_CHECK(*mode == "serial") << "undeclared mode " << *mode;
-  while (true) {
+  for (bool first = true;;) {
     Op* splitk = nullptr;
     Walk(kernel.body(), [&](Op& op) {
       if (splitk == nullptr && op.kind() == OpKind::kSplitK) splitk = &op;
     });
-    if (splitk == nullptr) break;
+    if (splitk == nullptr) {
+      if (first) context.PreserveAll();  // no splitk: nothing changed
+      break;
+    }
+    first = false;
     absl::StatusOr<SplitPlan> plan = Checker(kernel, *splitk, *work_type).Run();
     if (!plan.ok()) return plan.status();
     Rewriter(kernel, context, *std::move(plan)).Run();
