@@ -1147,13 +1147,8 @@ std::string ConflictAnalysis::Difference(const ConflictAnalysis& fresh) const {
 int ConflictAnalysis::num_threads() const { return impl_->num_threads; }
 
 ThreadBits ConflictAnalysis::Executing(const Op& op) const {
-  const ThreadSet& set = impl_->threads.ExecutingThreads(op);
-  if (!set.known()) return impl_->universe;
-  ThreadBits bits;
-  for (int t = 0; t < set.num_threads() && t < 1024; ++t) {
-    bits[t] = set.bits()[t];
-  }
-  return bits;
+  const ThreadBits* bits = impl_->threads.ExecutingBits(op);
+  return bits != nullptr ? *bits : impl_->universe;
 }
 
 bool ConflictAnalysis::MayOverlap(const Op& a, const MemoryEffect& ea,

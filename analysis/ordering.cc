@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <unordered_map>
 #include <utility>
@@ -172,8 +173,17 @@ class OrderingAnalysis {
       : kernel_(kernel),
         options_(options),
         proxy_(proxy),
-        threads_(kernel),
-        conflicts_(kernel, threads_) {
+        own_threads_(options.conflicts == nullptr
+                         ? std::make_unique<ThreadAnalysis>(kernel)
+                         : nullptr),
+        own_conflicts_(
+            options.conflicts == nullptr
+                ? std::make_unique<ConflictAnalysis>(kernel, *own_threads_)
+                : nullptr),
+        threads_(options.conflicts != nullptr ? *options.threads
+                                              : *own_threads_),
+        conflicts_(options.conflicts != nullptr ? *options.conflicts
+                                                : *own_conflicts_) {
     Walk(kernel.body(), [&](const Op& op) {
       if (FactsOf(op.kind()).sync == SyncKind::kGroupCommit &&
           FactsOf(op.kind()).group) {
@@ -196,6 +206,41 @@ class OrderingAnalysis {
     VisitRegion(kernel_.body(), state);
     return std::vector<UnfencedPair>(unfenced_.begin(), unfenced_.end());
   }
+
+  // For IncrementalOrdering: one top-level op at a time, from a state
+  // kept from an earlier walk.
+  void StartWalk(std::set<const Op*> ignored, bool stop, int start) {
+    elected_.clear();
+    if (!elected_by_top_.empty()) {
+      for (int k = 0; k < start; ++k) {
+        auto it = elected_by_top_.find(&kernel_.body().op(k));
+        if (it == elected_by_top_.end()) continue;
+        for (const auto& [threads, warp] : it->second) {
+          elected_.emplace(threads, warp);
+        }
+      }
+    }
+    options_.ignored = std::move(ignored);
+    options_.stop_at_first_same_iteration = stop;
+    loop_entry_.clear();
+    pairs_.clear();
+    unfenced_.clear();
+    found_same_iteration_ = false;
+    loops_entered_ = 0;
+    stopped_ = false;
+  }
+  // Visits `op` of the kernel body, as VisitRegion would.
+  void VisitTop(const Op& op, State& state) {
+    current_top_ = &op;
+    elected_by_top_.erase(&op);
+    VisitOp(op, state);
+    current_top_ = nullptr;
+    stopped_ = found_same_iteration_ && loops_entered_ == 0;
+  }
+  bool found_same_iteration() const { return found_same_iteration_; }
+  std::set<UnorderedPair>& pairs() { return pairs_; }
+  std::set<UnfencedPair>& unfenced() { return unfenced_; }
+  void Forget(const Op& op) { effects_.erase(&op); }
 
  private:
   // Whether `op`, which `executing` may run, runs in only one of them.
@@ -682,6 +727,10 @@ class OrderingAnalysis {
       entry.threads = executing;
       if (const int warp = ElectedWarp(op); warp >= 0) {
         elected_.emplace(executing.to_string(), warp);
+        if (current_top_ != nullptr) {
+          elected_by_top_[current_top_].emplace_back(executing.to_string(),
+                                                     warp);
+        }
       }
       switch (effect.completion) {
         case Completion::kImmediate:
@@ -793,8 +842,7 @@ class OrderingAnalysis {
                 const ThreadBits& tb, const std::vector<CarriedLoop>& carried) {
     ConflictCache::Key cache_key;
     if (options_.cache != nullptr) {
-      cache_key = ConflictCache::Key(&a, ea, &b, eb, carried,
-                                     ta.to_string() + tb.to_string());
+      cache_key = ConflictCache::Key{&a, ea, &b, eb, carried, ta, tb};
       auto it = options_.cache->entries().find(cache_key);
       if (it != options_.cache->entries().end()) return it->second;
     }
@@ -807,10 +855,13 @@ class OrderingAnalysis {
   }
 
   const Kernel& kernel_;
-  const SyncAnalysisOptions& options_;
+  SyncAnalysisOptions options_;
   const std::optional<FencePlacement> proxy_;
-  ThreadAnalysis threads_;
-  ConflictAnalysis conflicts_;
+  // Built here unless the caller gives them (options.conflicts).
+  std::unique_ptr<ThreadAnalysis> own_threads_;
+  std::unique_ptr<ConflictAnalysis> own_conflicts_;
+  const ThreadAnalysis& threads_;
+  const ConflictAnalysis& conflicts_;
   ThreadBits all_;
   std::set<TokenKind> committed_kinds_;
   std::map<const Op*, std::vector<MemoryEffect>> effects_;
@@ -826,6 +877,11 @@ class OrderingAnalysis {
   std::set<UnfencedPair> unfenced_;
   // Thread sets of accesses issued by the elected lane of one warp.
   std::map<std::string, int> elected_;
+  // For walks that start part-way (StartWalk): the elections each op of
+  // the kernel body made, so that a walk from op k knows exactly those of
+  // the ops before k, as a walk from the start would.
+  std::map<const Op*, std::vector<std::pair<std::string, int>>> elected_by_top_;
+  const Op* current_top_ = nullptr;
 };
 
 // Program-order positions, for sorting and for locating pairs.
@@ -860,6 +916,8 @@ std::vector<UnfencedPair> FindUnfencedPairs(
     const SyncAnalysisOptions& options) {
   SyncAnalysisOptions proxy_options;
   proxy_options.ignored = options.ignored;
+  proxy_options.threads = options.threads;
+  proxy_options.conflicts = options.conflicts;
   OrderingAnalysis analysis(kernel, proxy_options, placement);
   std::vector<UnfencedPair> pairs = analysis.RunProxy();
   std::map<const Op*, int> order = ProgramOrder(kernel);
@@ -886,6 +944,314 @@ std::string DescribeAccess(const Op& op, int effect) {
                                                     : "read-write";
   return absl::StrCat(what, " of %", e.buffer ? e.buffer->name() : "?", " by ",
                       op.mnemonic());
+}
+
+// ---------------------------------------------------------------------------
+// The dataflow kept across a pass's queries.
+
+namespace {
+
+// The place of `op` in program order: per level from the kernel body down,
+// the region's number in its op and the op's index in the region; paths
+// compare as a pre-order walk numbers the ops.
+std::vector<int> PathOf(const Op& op) {
+  std::vector<int> path;
+  for (const Op* o = &op; o != nullptr; o = o->parent_op()) {
+    const Region* region = o->parent_region();
+    path.push_back(region->IndexOf(o));
+    int number = 0;
+    if (const Op* parent = region->parent_op()) {
+      while (&parent->region(number) != region) ++number;
+    }
+    path.push_back(number);
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+// PathOf, computed once per op.
+class ProgramPaths {
+ public:
+  const std::vector<int>& Of(const Op* op) {
+    auto it = paths_.find(op);
+    if (it == paths_.end()) it = paths_.emplace(op, PathOf(*op)).first;
+    return it->second;
+  }
+
+ private:
+  std::map<const Op*, std::vector<int>> paths_;
+};
+
+// The kernel body's op holding `op`.
+const Op* TopLevelOf(const Op& op) {
+  const Op* top = &op;
+  while (top->parent_op() != nullptr) top = top->parent_op();
+  return top;
+}
+
+}  // namespace
+
+struct IncrementalOrdering::Impl {
+  // Before op k of the kernel body, and what the walk found within it.
+  struct Checkpoint {
+    State before;
+    std::set<UnorderedPair> pairs;
+    std::set<UnfencedPair> unfenced;
+    bool same_iteration = false;  // a pair within one iteration among pairs
+  };
+
+  Impl(const Kernel& kernel, const SyncAnalysisOptions& options,
+       std::optional<FencePlacement> proxy)
+      : kernel(kernel), base(options), analysis(kernel, options, proxy) {
+    KIR_CHECK(options.threads != nullptr && options.conflicts != nullptr)
+        << "IncrementalOrdering needs the caller's analyses";
+    KIR_CHECK(options.ignored.empty()) << "ignored ops are per query";
+    checkpoints.emplace_back();
+    // An edge ends at an async access of data or a use of an mbarrier;
+    // without one the proxy walk finds nothing (and its state, which no
+    // barrier empties of unfenced generic accesses, would only grow).
+    if (proxy) {
+      nothing_to_find = true;
+      Walk(kernel.body(), [&](const Op& op) {
+        for (const MemoryEffect& effect : MemoryEffectsOf(op)) {
+          if (IsMbarrier(effect) || (effect.proxy == Proxy::kAsync &&
+                                     effect.space != MemorySpace::kRegister)) {
+            nothing_to_find = false;
+          }
+        }
+      });
+    }
+  }
+
+  int IndexOfTop(const Op& op) const {
+    return kernel.body().IndexOf(TopLevelOf(op));
+  }
+
+  // Walks the kernel as it is (nothing ignored) until the states before
+  // ops 0..`end` are known, or (`stop`) until a pair within one iteration
+  // is found; true when it stopped there, with that op's pairs so far in
+  // `partial`.
+  bool Extend(int end, bool stop, Checkpoint* partial) {
+    const Region& body = kernel.body();
+    if (static_cast<int>(checkpoints.size()) - 1 < end) {
+      analysis.StartWalk({}, stop, static_cast<int>(checkpoints.size()) - 1);
+    }
+    while (static_cast<int>(checkpoints.size()) - 1 < end) {
+      const int k = static_cast<int>(checkpoints.size()) - 1;
+      State state = checkpoints[k].before;
+      analysis.VisitTop(body.op(k), state);
+      if (stop && analysis.found_same_iteration()) {
+        // The walk stopped inside this op: its pairs are not all found.
+        partial->pairs = std::move(analysis.pairs());
+        return true;
+      }
+      Checkpoint& done = checkpoints[k];
+      done.pairs = std::move(analysis.pairs());
+      done.unfenced = std::move(analysis.unfenced());
+      analysis.pairs().clear();
+      analysis.unfenced().clear();
+      for (const UnorderedPair& pair : done.pairs) {
+        done.same_iteration = done.same_iteration || !pair.carried;
+      }
+      Checkpoint next;
+      next.before = std::move(state);
+      checkpoints.push_back(std::move(next));
+    }
+    return false;
+  }
+
+  bool AnySameIterationBefore(int end) const {
+    for (int k = 0; k < end && k + 1 < static_cast<int>(checkpoints.size());
+         ++k) {
+      if (checkpoints[k].same_iteration) return true;
+    }
+    return false;
+  }
+
+  template <typename Fn>
+  void ForEachFound(int begin, int end, Fn&& fn) const {
+    for (int k = begin; k < end; ++k) fn(checkpoints[k]);
+  }
+
+  // What a walk with `ignored` finds, as a fresh FindUnorderedPairs /
+  // FindUnfencedPairs would; `any_only`: stop at the first pair.
+  Checkpoint Query(const std::set<const Op*>& ignored, bool stop,
+                   bool any_only) {
+    const Region& body = kernel.body();
+    const int size = body.size();
+    Checkpoint found;
+    if (nothing_to_find) return found;
+    auto add = [&](const Checkpoint& c) {
+      found.pairs.insert(c.pairs.begin(), c.pairs.end());
+      found.unfenced.insert(c.unfenced.begin(), c.unfenced.end());
+    };
+    if (ignored.empty()) {
+      if (stop) {
+        // A walk from the start stops within the first op where it finds
+        // a pair within one iteration.
+        for (int k = 0; k + 1 < static_cast<int>(checkpoints.size()); ++k) {
+          if (!checkpoints[k].same_iteration) continue;
+          ForEachFound(0, k, add);
+          analysis.StartWalk({}, stop, k);
+          State state = checkpoints[k].before;
+          analysis.VisitTop(body.op(k), state);
+          add(Checkpoint{{}, std::move(analysis.pairs()), {}, false});
+          return found;
+        }
+      }
+      Checkpoint partial;
+      const bool stopped = Extend(size, stop, &partial);
+      ForEachFound(0, static_cast<int>(checkpoints.size()) - 1, add);
+      if (stopped) add(partial);
+      return found;
+    }
+    int first = size, last = 0;
+    for (const Op* op : ignored) {
+      const int index = IndexOfTop(*op);
+      first = std::min(first, index);
+      last = std::max(last, index);
+    }
+    Checkpoint unused;
+    Extend(size, /*stop=*/false, &unused);
+    if (stop && AnySameIterationBefore(first)) return Fresh(ignored, stop);
+    ForEachFound(0, first, add);
+    if (any_only && !(found.pairs.empty() && found.unfenced.empty())) {
+      return found;
+    }
+    analysis.StartWalk(ignored, stop, first);
+    State state = checkpoints[first].before;
+    for (int k = first; k < size; ++k) {
+      analysis.VisitTop(body.op(k), state);
+      found.pairs.insert(analysis.pairs().begin(), analysis.pairs().end());
+      found.unfenced.insert(analysis.unfenced().begin(),
+                            analysis.unfenced().end());
+      analysis.pairs().clear();
+      analysis.unfenced().clear();
+      if (stop && analysis.found_same_iteration()) return found;
+      if (any_only && !(found.pairs.empty() && found.unfenced.empty())) {
+        return found;
+      }
+      // Past every ignored op, a state equal to the one without them makes
+      // the rest of the walk the kernel's own.
+      if (k >= last && state == checkpoints[k + 1].before) {
+        if (!stop) {
+          ForEachFound(k + 1, size, add);
+          return found;
+        }
+        // A walk from the start stops within the first op where it finds
+        // a pair within one iteration.
+        for (int j = k + 1; j < size; ++j) {
+          if (!checkpoints[j].same_iteration) {
+            add(checkpoints[j]);
+            continue;
+          }
+          analysis.StartWalk({}, stop, j);
+          State again = checkpoints[j].before;
+          analysis.VisitTop(body.op(j), again);
+          add(Checkpoint{{}, std::move(analysis.pairs()), {}, false});
+          analysis.pairs().clear();
+          return found;
+        }
+        return found;
+      }
+    }
+    return found;
+  }
+
+  // The walk from scratch, for the rare query an earlier stop would cut
+  // short differently.
+  Checkpoint Fresh(const std::set<const Op*>& ignored, bool stop) {
+    analysis.StartWalk(ignored, stop, 0);
+    State state;
+    const Region& body = kernel.body();
+    Checkpoint found;
+    for (int k = 0; k < body.size(); ++k) {
+      analysis.VisitTop(body.op(k), state);
+      if (stop && analysis.found_same_iteration()) break;
+    }
+    found.pairs = std::move(analysis.pairs());
+    found.unfenced = std::move(analysis.unfenced());
+    return found;
+  }
+
+  const Kernel& kernel;
+  SyncAnalysisOptions base;
+  OrderingAnalysis analysis;
+  std::vector<Checkpoint> checkpoints;
+  bool nothing_to_find = false;
+};
+
+IncrementalOrdering::IncrementalOrdering(const Kernel& kernel,
+                                         const SyncAnalysisOptions& options,
+                                         std::optional<FencePlacement> proxy)
+    : impl_(std::make_unique<Impl>(kernel, options, proxy)) {}
+
+IncrementalOrdering::~IncrementalOrdering() = default;
+
+void IncrementalOrdering::Changed(const Op& op) {
+  impl_->analysis.Forget(op);
+  // The state before the changed op's top-level op still holds; what was
+  // found within it and after it does not.
+  const int index = impl_->IndexOfTop(op);
+  if (index + 1 < static_cast<int>(impl_->checkpoints.size())) {
+    impl_->checkpoints.resize(index + 1);
+    impl_->checkpoints[index].pairs.clear();
+    impl_->checkpoints[index].unfenced.clear();
+    impl_->checkpoints[index].same_iteration = false;
+  }
+}
+
+std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
+    const std::set<const Op*>& ignored, bool stop_at_first_same_iteration) {
+  Impl::Checkpoint found =
+      impl_->Query(ignored, stop_at_first_same_iteration, false);
+  std::vector<UnorderedPair> pairs(found.pairs.begin(), found.pairs.end());
+  ProgramPaths paths;
+  auto path = [&](const Op* op) -> const std::vector<int>& {
+    return paths.Of(op);
+  };
+  std::sort(pairs.begin(), pairs.end(),
+            [&](const UnorderedPair& x, const UnorderedPair& y) {
+              return std::make_tuple(path(x.second), x.second_effect,
+                                     path(x.first), x.first_effect, x.carried) <
+                     std::make_tuple(path(y.second), y.second_effect,
+                                     path(y.first), y.first_effect, y.carried);
+            });
+  return pairs;
+}
+
+std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
+    const std::set<const Op*>& ignored) {
+  Impl::Checkpoint found = impl_->Query(ignored, false, false);
+  std::vector<UnfencedPair> pairs(found.unfenced.begin(), found.unfenced.end());
+  ProgramPaths paths;
+  auto path = [&](const Op* op) -> const std::vector<int>& {
+    return paths.Of(op);
+  };
+  auto position = [&](const UnfencedPair& p) {
+    return std::make_tuple(path(p.pair.second), p.pair.second_effect,
+                           path(p.pair.first), p.pair.first_effect,
+                           p.pair.carried, p.need);
+  };
+  std::sort(pairs.begin(), pairs.end(),
+            [&](const UnfencedPair& x, const UnfencedPair& y) {
+              return position(x) < position(y);
+            });
+  return pairs;
+}
+
+bool IncrementalOrdering::Contains(const UnorderedPair& pair) {
+  if (impl_->nothing_to_find) return false;
+  // A walk finds a pair at its later access.
+  const int index = impl_->IndexOfTop(*pair.second);
+  Impl::Checkpoint unused;
+  impl_->Extend(index + 1, /*stop=*/false, &unused);
+  return impl_->checkpoints[index].pairs.count(pair) > 0;
+}
+
+bool IncrementalOrdering::AnyPair(const std::set<const Op*>& ignored) {
+  Impl::Checkpoint found = impl_->Query(ignored, false, true);
+  return !found.pairs.empty() || !found.unfenced.empty();
 }
 
 }  // namespace kir

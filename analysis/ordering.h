@@ -54,6 +54,8 @@
 #ifndef KIR_ANALYSIS_ORDERING_H_
 #define KIR_ANALYSIS_ORDERING_H_
 
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -93,6 +95,12 @@ struct SyncAnalysisOptions {
   // Ops treated as absent (to ask whether a barrier is needed).
   std::set<const Op*> ignored;
   ConflictCache* cache = nullptr;
+  // The kernel's thread and conflict analyses (the conflicts built on
+  // those threads), kept by a pass across its queries; when null, each
+  // query builds its own. They must describe the kernel as it is: a pass
+  // that inserts a barrier tells the thread analysis (AddOp).
+  const ThreadAnalysis* threads = nullptr;
+  const ConflictAnalysis* conflicts = nullptr;
   // Stop after the first access (in program order) that is unordered with
   // an earlier access of the same iteration, or after the outermost loop
   // holding it: the result then holds every pair whose later access comes
@@ -128,10 +136,49 @@ struct UnfencedPair {
 };
 
 // Every edge that some path leaves unfenced, sorted by (second, first) in
-// program order. Uses `options.ignored`; ignores the other options.
+// program order. Uses `options.ignored` and the analyses it gives; ignores
+// the other options.
 std::vector<UnfencedPair> FindUnfencedPairs(
     const Kernel& kernel, FencePlacement placement,
     const SyncAnalysisOptions& options = {});
+
+// The ordering dataflow of one kernel, kept across the queries of a pass
+// that inserts and removes synchronization (barriers, fences: ops that
+// access no data). It keeps the state before each op of the kernel body
+// and the pairs found within each, and walks again only from the first one
+// that changed; a query that ignores an op walks from that op until the
+// state is again the kernel's own. Each answer equals FindUnorderedPairs
+// (or FindUnfencedPairs) on the kernel as it is, with the same options.
+class IncrementalOrdering {
+ public:
+  // `options` gives the analyses (threads, conflicts) and the reading
+  // (complete_uncommitted_async, cache), and ignores nothing. With `proxy`
+  // it answers UnfencedPairs in that placement model, else UnorderedPairs.
+  IncrementalOrdering(const Kernel& kernel, const SyncAnalysisOptions& options,
+                      std::optional<FencePlacement> proxy = std::nullopt);
+  ~IncrementalOrdering();
+  IncrementalOrdering(const IncrementalOrdering&) = delete;
+  IncrementalOrdering& operator=(const IncrementalOrdering&) = delete;
+
+  // The kernel changed at `op`: call after inserting it and before
+  // removing it.
+  void Changed(const Op& op);
+
+  std::vector<UnorderedPair> UnorderedPairs(
+      const std::set<const Op*>& ignored = {},
+      bool stop_at_first_same_iteration = false);
+  std::vector<UnfencedPair> UnfencedPairs(
+      const std::set<const Op*>& ignored = {});
+  // Whether UnorderedPairs() holds `pair`; walks only as far as its later
+  // access.
+  bool Contains(const UnorderedPair& pair);
+  // Whether the query with `ignored` finds anything.
+  bool AnyPair(const std::set<const Op*>& ignored);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Describes an access for diagnostics: "write of %s[%i, %j]".
 std::string DescribeAccess(const Op& op, int effect);

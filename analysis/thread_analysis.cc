@@ -770,6 +770,12 @@ const ThreadSet& ThreadAnalysis::ExecutingThreads(const Op& op) const {
   return it->second.set;
 }
 
+const std::bitset<1024>* ThreadAnalysis::ExecutingBits(const Op& op) const {
+  auto it = impl_->ops.find(&op);
+  if (it == impl_->ops.end() || !impl_->shape_known) return nullptr;
+  return &it->second.exec;
+}
+
 bool ThreadAnalysis::IsSingleThread(const Op& op) const {
   auto it = impl_->ops.find(&op);
   if (it == impl_->ops.end()) return false;

@@ -13,6 +13,7 @@
 #ifndef KIR_ANALYSIS_THREAD_ANALYSIS_H_
 #define KIR_ANALYSIS_THREAD_ANALYSIS_H_
 
+#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -90,6 +91,9 @@ class ThreadAnalysis {
   // Threads that may execute `op` (the guards of every enclosing if and
   // role; unknown conditions keep both sides).
   const ThreadSet& ExecutingThreads(const Op& op) const;
+  // ExecutingThreads as bits by linear id, for the conflict analysis's hot
+  // paths; null when that set is unknown.
+  const std::bitset<1024>* ExecutingBits(const Op& op) const;
   // True when at most one thread of the block executes each dynamic
   // instance of `op`: a single-thread guard, or `elect.sync` within a set
   // of threads that is one warp.
