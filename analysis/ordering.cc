@@ -1053,6 +1053,8 @@ struct IncrementalOrdering::Impl {
       for (const UnorderedPair& pair : done.pairs) {
         done.same_iteration = done.same_iteration || !pair.carried;
       }
+      if (!done.pairs.empty() || !done.unfenced.empty()) found_at.insert(k);
+      if (done.same_iteration) same_iteration_at.insert(k);
       Checkpoint next;
       next.before = std::move(state);
       checkpoints.push_back(std::move(next));
@@ -1061,16 +1063,16 @@ struct IncrementalOrdering::Impl {
   }
 
   bool AnySameIterationBefore(int end) const {
-    for (int k = 0; k < end && k + 1 < static_cast<int>(checkpoints.size());
-         ++k) {
-      if (checkpoints[k].same_iteration) return true;
-    }
-    return false;
+    return !same_iteration_at.empty() && *same_iteration_at.begin() < end;
   }
 
+  // The complete checkpoints in [begin, end) that found something.
   template <typename Fn>
   void ForEachFound(int begin, int end, Fn&& fn) const {
-    for (int k = begin; k < end; ++k) fn(checkpoints[k]);
+    for (auto it = found_at.lower_bound(begin);
+         it != found_at.end() && *it < end; ++it) {
+      fn(checkpoints[*it]);
+    }
   }
 
   // What a walk with `ignored` finds, as a fresh FindUnorderedPairs /
@@ -1089,8 +1091,8 @@ struct IncrementalOrdering::Impl {
       if (stop) {
         // A walk from the start stops within the first op where it finds
         // a pair within one iteration.
-        for (int k = 0; k + 1 < static_cast<int>(checkpoints.size()); ++k) {
-          if (!checkpoints[k].same_iteration) continue;
+        if (!same_iteration_at.empty()) {
+          const int k = *same_iteration_at.begin();
           ForEachFound(0, k, add);
           analysis.StartWalk({}, stop, k);
           State state = checkpoints[k].before;
@@ -1140,18 +1142,18 @@ struct IncrementalOrdering::Impl {
         }
         // A walk from the start stops within the first op where it finds
         // a pair within one iteration.
-        for (int j = k + 1; j < size; ++j) {
-          if (!checkpoints[j].same_iteration) {
-            add(checkpoints[j]);
-            continue;
-          }
-          analysis.StartWalk({}, stop, j);
-          State again = checkpoints[j].before;
-          analysis.VisitTop(body.op(j), again);
-          add(Checkpoint{{}, std::move(analysis.pairs()), {}, false});
-          analysis.pairs().clear();
+        auto next = same_iteration_at.upper_bound(k);
+        if (next == same_iteration_at.end()) {
+          ForEachFound(k + 1, size, add);
           return found;
         }
+        const int j = *next;
+        ForEachFound(k + 1, j, add);
+        analysis.StartWalk({}, stop, j);
+        State again = checkpoints[j].before;
+        analysis.VisitTop(body.op(j), again);
+        add(Checkpoint{{}, std::move(analysis.pairs()), {}, false});
+        analysis.pairs().clear();
         return found;
       }
     }
@@ -1178,6 +1180,9 @@ struct IncrementalOrdering::Impl {
   SyncAnalysisOptions base;
   OrderingAnalysis analysis;
   std::vector<Checkpoint> checkpoints;
+  // Indices of the complete checkpoints that found something, and of those
+  // that found a pair within one iteration.
+  std::set<int> found_at, same_iteration_at;
   bool nothing_to_find = false;
 };
 
@@ -1195,6 +1200,10 @@ void IncrementalOrdering::Changed(const Op& op) {
   const int index = impl_->IndexOfTop(op);
   if (index + 1 < static_cast<int>(impl_->checkpoints.size())) {
     impl_->checkpoints.resize(index + 1);
+    impl_->found_at.erase(impl_->found_at.lower_bound(index),
+                          impl_->found_at.end());
+    impl_->same_iteration_at.erase(impl_->same_iteration_at.lower_bound(index),
+                                   impl_->same_iteration_at.end());
     impl_->checkpoints[index].pairs.clear();
     impl_->checkpoints[index].unfenced.clear();
     impl_->checkpoints[index].same_iteration = false;
