@@ -64,9 +64,26 @@ const Op* RoleAround(const Region* region) {
   return nullptr;
 }
 
+// Which regions hold roles. The pass adds none, so each region is looked
+// through once, not at every barrier placed in it.
+class RegionsWithRoles {
+ public:
+  bool Has(const Region& region) {
+    auto [it, inserted] = has_roles_.emplace(&region, false);
+    for (int i = 0; inserted && i < region.size(); ++i) {
+      it->second = it->second || region.op(i).kind() == OpKind::kRole;
+    }
+    return it->second;
+  }
+
+ private:
+  std::map<const Region*, bool> has_roles_;
+};
+
 // Whether a barrier before position `index` of `region` would sit between
 // two of its roles.
-bool SplitsRoles(const Region& region, int index) {
+bool SplitsRoles(const Region& region, int index, RegionsWithRoles& roles) {
+  if (!roles.Has(region)) return false;
   bool before = false, after = false;
   for (int i = 0; i < region.size(); ++i) {
     if (region.op(i).kind() != OpKind::kRole) continue;
@@ -86,7 +103,8 @@ bool IsPlainComputation(const Op& op) {
 // one (moved up over plain computation, never above the earlier one);
 // otherwise the dependence is carried around a loop and the barrier goes at
 // the end of the region (`at_end`), or, as a fallback, before the later op.
-std::optional<Placement> Place(const UnorderedPair& pair, bool fallback) {
+std::optional<Placement> Place(const UnorderedPair& pair, bool fallback,
+                               RegionsWithRoles& roles) {
   Op* first = const_cast<Op*>(pair.first);
   Op* second = const_cast<Op*>(pair.second);
   for (Op* op = second; op != nullptr; op = op->parent_op()) {
@@ -115,7 +133,7 @@ std::optional<Placement> Place(const UnorderedPair& pair, bool fallback) {
       // Roles of one region run concurrently; a barrier between two of them
       // would make the later wait for the earlier to finish (a deadlock when
       // they talk through mbarriers). Go right after the earlier access.
-      if (SplitsRoles(*region, index)) index = first_index + 1;
+      if (SplitsRoles(*region, index, roles)) index = first_index + 1;
       placement.index = index;
     } else if (fallback) {
       return std::nullopt;
@@ -125,7 +143,7 @@ std::optional<Placement> Place(const UnorderedPair& pair, bool fallback) {
           region->op(placement.index - 1).kind() == OpKind::kReturn) {
         --placement.index;
       }
-      if (SplitsRoles(*region, placement.index)) return std::nullopt;
+      if (SplitsRoles(*region, placement.index, roles)) return std::nullopt;
     }
     return placement;
   }
@@ -263,7 +281,7 @@ class SyncInserter {
       int& attempt = attempts[pair];
       std::optional<Placement> placement;
       while (attempt < 2 && !placement) {
-        placement = Place(pair, /*fallback=*/attempt == 1);
+        placement = Place(pair, /*fallback=*/attempt == 1, roles_);
         ++attempt;
       }
       if (!placement) {
@@ -411,7 +429,7 @@ class SyncInserter {
       Region* region = *it;
       int index = region->IndexOf(second->AncestorIn(*region));
       while (index > 0 && IsPlainComputation(region->op(index - 1))) --index;
-      if (SplitsRoles(*region, index)) continue;
+      if (SplitsRoles(*region, index, roles_)) continue;
       absl::StatusOr<Op*> barrier =
           Insert(Placement{region, index, RoleAround(region)}, pair,
                  /*report_divergence=*/false);
@@ -516,6 +534,7 @@ class SyncInserter {
   PassContext& context_;
   PassStatistics& stats_;
   BarrierIdAllocator ids_;
+  RegionsWithRoles roles_;
   const ConflictAnalysis& conflicts_;
   ThreadAnalysis& threads_;
   ConflictCache cache_;
