@@ -29,7 +29,7 @@
 //     roles that is waited for outside them is over before they start).
 //     This is the
 //     circular buffer's protocol (every stage load is waited for by the
-//     ring's consumers before they go on), on which ir/sync_check.h also
+//     ring's consumers before they go on), on which analysis/ordering.h also
 //     relies for ring loads;
 //   - a `ring` allocation (a circular buffer's stages) stays live, in each
 //     lane that accesses it, until the last release of its empty barrier
@@ -41,8 +41,8 @@
 // Disjoint lifetimes are necessary for sharing, not sufficient: the threads
 // that last touch the old buffer must also be ordered before those that
 // first write the new one. plan-shared-memory checks that with
-// ir/sync_check.h (which sees the aliasing through the offsets) and inserts
-// a barrier where one is missing.
+// analysis/ordering.h (which sees the aliasing through the offsets) and
+// inserts a barrier where one is missing.
 #ifndef KIR_IR_SHARED_MEMORY_PLAN_H_
 #define KIR_IR_SHARED_MEMORY_PLAN_H_
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/verifier.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
-#include "ir/verifier.h"
 #include "parser/parser.h"
 #include "printer/kir_printer.h"
 

@@ -23,6 +23,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/static_values.h"
+#include "analysis/thread_analysis.h"
 #include "ir/builder.h"
 #include "ir/check.h"
 #include "ir/checked_math.h"
@@ -30,8 +32,6 @@
 #include "ir/effects.h"
 #include "ir/shared_memory.h"
 #include "ir/shared_memory_plan.h"
-#include "ir/static_values.h"
-#include "ir/thread_analysis.h"
 
 namespace kir {
 namespace {
@@ -1240,7 +1240,7 @@ class Rewriter {
     OpBuilder rings = Builder(body, body.IndexOf(last_alloc) + 1);
     const Type ring_type = Type::Buffer(MemorySpace::kShared, DType::kMbarrier,
                                         {IndexExpr::Constant(stages())});
-    // `ring`: their phases are this pass's protocol (ir/sync_check.h).
+    // `ring`: their phases are this pass's protocol (analysis/ordering.h).
     const AttrList ring_attrs = {{"align", Attribute::Int(8)},
                                  {"ring", Attribute::Flag(true)}};
     full_ =
@@ -1939,15 +1939,19 @@ absl::Status CircularBuffer(Kernel& kernel, const PassOptions& options,
   absl::StatusOr<Overrides> overrides = ReadOverrides(options);
   if (!overrides.ok()) return overrides.status();
   ConstantPool constants(kernel);
-  while (true) {
+  for (bool first = true;;) {
     Op* loop = nullptr;
     Walk(kernel.body(), [&](Op& op) {
       if (loop == nullptr && IsMarked(op)) loop = &op;
     });
-    if (loop == nullptr) break;
+    if (loop == nullptr) {
+      if (first) context.PreserveAll();  // no marked loop: nothing changed
+      break;
+    }
+    first = false;
     absl::StatusOr<Config> config = ReadConfig(*loop, *overrides);
     if (!config.ok()) return config.status();
-    const ThreadAnalysis threads(kernel);
+    const ThreadAnalysis& threads = context.Get<ThreadAnalysis>(kernel);
     const Classifier classes(kernel);
     absl::StatusOr<LoopPlan> plan =
         Analyzer(kernel, threads, classes, *loop, *config).Run();
@@ -1956,6 +1960,8 @@ absl::Status CircularBuffer(Kernel& kernel, const PassOptions& options,
             Rewriter(kernel, context, *std::move(plan), constants).Run();
         !status.ok())
       return status;
+    // The next loop's analysis sees the rewritten kernel.
+    context.Analyses(kernel).InvalidateAll();
   }
   return absl::OkStatus();
 }

@@ -3,8 +3,8 @@
 
 #include <string>
 
+#include "analysis/verifier.h"
 #include "gtest/gtest.h"
-#include "ir/verifier.h"
 #include "parser/parser.h"
 #include "printer/kir_printer.h"
 

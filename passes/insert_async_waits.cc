@@ -30,14 +30,14 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "ir/async_groups.h"
+#include "analysis/async_groups.h"
+#include "analysis/static_values.h"
+#include "analysis/thread_analysis.h"
 #include "ir/builder.h"
 #include "ir/check.h"
 #include "ir/checked_math.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
-#include "ir/static_values.h"
-#include "ir/thread_analysis.h"
 
 namespace kir {
 namespace {
@@ -545,7 +545,7 @@ class AsyncWaitInserter {
       : kernel_(kernel),
         context_(context),
         max_pending_(max_pending),
-        analysis_(kernel) {}
+        analysis_(context.Get<ThreadAnalysis>(kernel)) {}
 
   absl::Status Run() {
     for (const char* counter :
@@ -1329,7 +1329,8 @@ class AsyncWaitInserter {
   Kernel& kernel_;
   PassContext& context_;
   const int64_t max_pending_;
-  const ThreadAnalysis analysis_;
+  // The kernel as the pass found it; the pass reads it before it inserts.
+  const ThreadAnalysis& analysis_;
   std::optional<OpKind> fence_kind_;
   RegisterSet tracked_;
   std::vector<absl::Status> errors_;

@@ -8,9 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "analysis/async_groups.h"
+#include "analysis/verifier.h"
 #include "gtest/gtest.h"
-#include "ir/async_groups.h"
-#include "ir/verifier.h"
 #include "parser/parser.h"
 #include "printer/kir_printer.h"
 

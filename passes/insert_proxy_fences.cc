@@ -1,6 +1,6 @@
 // Proxy fence insertion; see insert_proxy_fences.h.
 //
-// The pass asks ir/sync_check.h for the generic -> async edges left
+// The pass asks analysis/ordering.h for the generic -> async edges left
 // unfenced in the placement model, and for the first of them tries the
 // model's candidate positions, most hoisted first: a fence is kept at the
 // first position after which that edge is fenced. It repeats until no edge
@@ -8,10 +8,14 @@
 // Checking each position with the analysis keeps the placement heuristics
 // honest: a hoisted position that does not order the edge on every path
 // (a generic write inside the loop, a concurrently writing role, a barrier
-// inside the write loop) is simply not taken.
+// inside the write loop) is simply not taken. As in insert-syncs, the
+// thread and conflict analyses and the dataflow are kept across the
+// queries (and the two analyses preserved): each query walks only from the
+// first kernel-body op that changed.
 #include "passes/insert_proxy_fences.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -19,10 +23,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/conflicts.h"
+#include "analysis/ordering.h"
+#include "analysis/thread_analysis.h"
 #include "ir/builder.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
-#include "ir/sync_check.h"
 #include "passes/op_utils.h"
 
 namespace kir {
@@ -228,12 +234,21 @@ bool SamePair(const UnfencedPair& a, const UnfencedPair& b) {
 
 class FenceInserter {
  public:
-  FenceInserter(Kernel& kernel, const Options& options, PassStatistics& stats)
-      : kernel_(kernel), options_(options), stats_(stats) {}
+  FenceInserter(Kernel& kernel, const Options& options, PassContext& context)
+      : kernel_(kernel),
+        options_(options),
+        context_(context),
+        stats_(context.stats),
+        conflicts_(context.Get<ConflictAnalysis>(kernel)),
+        threads_(context.Get<ThreadAnalysis>(kernel)) {
+    analyses_.threads = &threads_;
+    analyses_.conflicts = &conflicts_;
+    ordering_ = std::make_unique<IncrementalOrdering>(kernel_, analyses_,
+                                                      options_.placement);
+  }
 
   absl::Status Run() {
-    std::vector<UnfencedPair> pairs =
-        FindUnfencedPairs(kernel_, options_.placement);
+    std::vector<UnfencedPair> pairs = ordering_->UnfencedPairs();
     stats_.Add(kEdges, CountEdges(pairs));
     while (!pairs.empty()) {
       // Edges within one iteration first: their fences often cover the
@@ -249,6 +264,10 @@ class FenceInserter {
     }
     if (options_.hoist) Minimize();
     RecordProvenance();
+    // Fences change neither accesses nor values: the thread analysis, told
+    // of each fence, and the conflicts stay valid.
+    context_.Preserve<ThreadAnalysis>();
+    context_.Preserve<ConflictAnalysis>();
     for (Op* fence : InProgramOrder(kernel_, inserted_)) {
       if (fence->kind() == OpKind::kFenceMbarrierInit) {
         stats_.Add(kInitFences);
@@ -286,8 +305,9 @@ class FenceInserter {
   std::optional<std::vector<UnfencedPair>> Place(const UnfencedPair& unfenced) {
     for (const Position& position : Candidates(unfenced)) {
       Op* fence = CreateFence(position, unfenced);
-      std::vector<UnfencedPair> pairs =
-          FindUnfencedPairs(kernel_, options_.placement);
+      threads_.AddOp(*fence);
+      ordering_->Changed(*fence);
+      std::vector<UnfencedPair> pairs = ordering_->UnfencedPairs();
       const bool fenced = std::none_of(
           pairs.begin(), pairs.end(),
           [&](const UnfencedPair& p) { return SamePair(p, unfenced); });
@@ -295,7 +315,7 @@ class FenceInserter {
         inserted_.insert(fence);
         return pairs;
       }
-      RemoveOp(fence);
+      Remove(fence);
     }
     return std::nullopt;
   }
@@ -343,11 +363,9 @@ class FenceInserter {
   // Drops each inserted fence (in program order) that no edge needs.
   void Minimize() {
     for (Op* fence : InProgramOrder(kernel_, inserted_)) {
-      SyncAnalysisOptions options;
-      options.ignored.insert(fence);
-      if (FindUnfencedPairs(kernel_, options_.placement, options).empty()) {
+      if (!ordering_->AnyPair({fence})) {
         inserted_.erase(fence);
-        RemoveOp(fence);
+        Remove(fence);
       }
     }
   }
@@ -355,11 +373,8 @@ class FenceInserter {
   // Records on each fence the accesses it alone fences.
   void RecordProvenance() {
     for (Op* fence : InProgramOrder(kernel_, inserted_)) {
-      SyncAnalysisOptions options;
-      options.ignored.insert(fence);
       std::vector<const Op*> because;
-      for (const UnfencedPair& p :
-           FindUnfencedPairs(kernel_, options_.placement, options)) {
+      for (const UnfencedPair& p : ordering_->UnfencedPairs({fence})) {
         because.push_back(p.pair.first);
         because.push_back(p.pair.second);
       }
@@ -376,9 +391,23 @@ class FenceInserter {
     }
   }
 
+  // Takes `op` (an inserted fence) out of the kernel and the analysis.
+  void Remove(Op* op) {
+    ordering_->Changed(*op);
+    threads_.RemoveOp(*op);
+    RemoveOp(op);
+  }
+
   Kernel& kernel_;
   const Options& options_;
+  PassContext& context_;
   PassStatistics& stats_;
+  const ConflictAnalysis& conflicts_;
+  ThreadAnalysis& threads_;
+  // The analyses every query uses.
+  SyncAnalysisOptions analyses_;
+  // The dataflow kept across placements; told of every fence added or taken.
+  std::unique_ptr<IncrementalOrdering> ordering_;
   std::set<Op*> inserted_;
 };
 
@@ -392,7 +421,7 @@ absl::Status InsertProxyFences(Kernel& kernel, const PassOptions& options,
   }
   absl::StatusOr<Options> parsed = ParseOptions(options);
   if (!parsed.ok()) return parsed.status();
-  return FenceInserter(kernel, *parsed, context.stats).Run();
+  return FenceInserter(kernel, *parsed, context).Run();
 }
 
 }  // namespace kir

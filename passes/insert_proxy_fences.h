@@ -6,7 +6,8 @@
 //   (insert-syncs), mbarrier waits and completion waits (insert-async-waits)
 //   in place. It runs last of the synchronization passes; fences already
 //   present are kept and count.
-// Ensures: every generic -> async edge of ir/sync_check.h (generic write ->
+// Ensures: every generic -> async edge of analysis/ordering.h (generic write
+// ->
 //   TMA store / reduce / wgmma operand read, generic read -> TMA load write,
 //   generic write of global memory -> TMA store or reduce of overlapping
 //   global memory (and generic read -> TMA load of it), generic acquire of

@@ -16,10 +16,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "analysis/sync_check.h"
+#include "analysis/verifier.h"
 #include "gtest/gtest.h"
 #include "ir/sanitizers.h"
-#include "ir/sync_check.h"
-#include "ir/verifier.h"
 #include "parser/parser.h"
 #include "passes/pipeline.h"
 #include "printer/kir_printer.h"

@@ -1,24 +1,34 @@
 // Barrier insertion for shared-memory conflicts; see insert_syncs.h.
 //
-// The pass asks ir/sync_check.h for the conflicting pairs left unordered,
+// The pass asks analysis/ordering.h for the conflicting pairs left unordered,
 // places one barrier for the first of them, and asks again, until none is
 // left; then it drops every inserted barrier without which nothing becomes
-// unordered, so the result is minimal. Conflict answers are cached across
-// rounds: barriers change neither accesses nor thread sets.
+// unordered, so the result is minimal. Barriers change neither accesses nor
+// values, so the pass keeps the kernel's thread and conflict analyses (it
+// tells the thread analysis of each barrier) and its conflict answers
+// across rounds, and preserves both analyses. The dataflow is kept too
+// (IncrementalOrdering): after a barrier it walks again only from the
+// kernel-body op that holds it, and asking whether a barrier is needed
+// walks from it until the state is again the kernel's own, so a long
+// straight-line kernel costs about linear time, not a walk per barrier.
 #include "passes/insert_syncs.h"
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/conflicts.h"
+#include "analysis/ordering.h"
+#include "analysis/thread_analysis.h"
 #include "ir/builder.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
-#include "ir/sync_check.h"
-#include "ir/thread_analysis.h"
+#include "passes/barrier_ids.h"
 #include "passes/op_utils.h"
 
 namespace kir {
@@ -54,9 +64,26 @@ const Op* RoleAround(const Region* region) {
   return nullptr;
 }
 
+// Which regions hold roles. The pass adds none, so each region is looked
+// through once, not at every barrier placed in it.
+class RegionsWithRoles {
+ public:
+  bool Has(const Region& region) {
+    auto [it, inserted] = has_roles_.emplace(&region, false);
+    for (int i = 0; inserted && i < region.size(); ++i) {
+      it->second = it->second || region.op(i).kind() == OpKind::kRole;
+    }
+    return it->second;
+  }
+
+ private:
+  std::map<const Region*, bool> has_roles_;
+};
+
 // Whether a barrier before position `index` of `region` would sit between
 // two of its roles.
-bool SplitsRoles(const Region& region, int index) {
+bool SplitsRoles(const Region& region, int index, RegionsWithRoles& roles) {
+  if (!roles.Has(region)) return false;
   bool before = false, after = false;
   for (int i = 0; i < region.size(); ++i) {
     if (region.op(i).kind() != OpKind::kRole) continue;
@@ -76,7 +103,8 @@ bool IsPlainComputation(const Op& op) {
 // one (moved up over plain computation, never above the earlier one);
 // otherwise the dependence is carried around a loop and the barrier goes at
 // the end of the region (`at_end`), or, as a fallback, before the later op.
-std::optional<Placement> Place(const UnorderedPair& pair, bool fallback) {
+std::optional<Placement> Place(const UnorderedPair& pair, bool fallback,
+                               RegionsWithRoles& roles) {
   Op* first = const_cast<Op*>(pair.first);
   Op* second = const_cast<Op*>(pair.second);
   for (Op* op = second; op != nullptr; op = op->parent_op()) {
@@ -105,7 +133,7 @@ std::optional<Placement> Place(const UnorderedPair& pair, bool fallback) {
       // Roles of one region run concurrently; a barrier between two of them
       // would make the later wait for the earlier to finish (a deadlock when
       // they talk through mbarriers). Go right after the earlier access.
-      if (SplitsRoles(*region, index)) index = first_index + 1;
+      if (SplitsRoles(*region, index, roles)) index = first_index + 1;
       placement.index = index;
     } else if (fallback) {
       return std::nullopt;
@@ -115,7 +143,7 @@ std::optional<Placement> Place(const UnorderedPair& pair, bool fallback) {
           region->op(placement.index - 1).kind() == OpKind::kReturn) {
         --placement.index;
       }
-      if (SplitsRoles(*region, placement.index)) return std::nullopt;
+      if (SplitsRoles(*region, placement.index, roles)) return std::nullopt;
     }
     return placement;
   }
@@ -195,21 +223,40 @@ absl::Status PairError(const Location& at, const UnorderedPair& pair,
 
 class SyncInserter {
  public:
-  SyncInserter(Kernel& kernel, PassStatistics& stats)
-      : kernel_(kernel), stats_(stats), ids_(kernel) {
+  SyncInserter(Kernel& kernel, PassContext& context)
+      : kernel_(kernel),
+        context_(context),
+        stats_(context.stats),
+        ids_(kernel),
+        conflicts_(context.Get<ConflictAnalysis>(kernel)),
+        threads_(context.Get<ThreadAnalysis>(kernel)) {
     options_.complete_uncommitted_async = true;
     options_.cache = &cache_;
+    options_.threads = &threads_;
+    options_.conflicts = &conflicts_;
+    ordering_ = std::make_unique<IncrementalOrdering>(kernel_, options_);
   }
 
   absl::Status Run(int64_t drop) {
     std::map<UnorderedPair, int> attempts;
+    std::vector<UnorderedPair> pairs;
     // Every pair once, for the statistics; then only as far as the earliest
     // pair within one iteration, the one each round orders.
-    std::vector<UnorderedPair> pairs = FindUnorderedPairs(kernel_, options_);
-    stats_.Add(kPairs, static_cast<int64_t>(pairs.size()));
+    // Counting every pair costs a walk whose state holds every access (the
+    // pairs can be quadratic in the kernel), so it is done only when the
+    // counters are read; it is a walk from scratch, not kept.
+    bool have_pairs = false;
+    if (context_.statistics_wanted) {
+      pairs = FindUnorderedPairs(kernel_, options_);
+      stats_.Add(kPairs, static_cast<int64_t>(pairs.size()));
+      have_pairs = true;
+    }
     options_.stop_at_first_same_iteration = true;
     for (bool first_round = true;; first_round = false) {
-      if (!first_round) pairs = FindUnorderedPairs(kernel_, options_);
+      if (!first_round || !have_pairs) {
+        pairs = ordering_->UnorderedPairs({}, /*stop_at_first_same_iteration=*/
+                                          true);
+      }
       if (pairs.empty()) break;
       // Pairs within one iteration first: their barriers often order the
       // carried ones too.
@@ -234,7 +281,7 @@ class SyncInserter {
       int& attempt = attempts[pair];
       std::optional<Placement> placement;
       while (attempt < 2 && !placement) {
-        placement = Place(pair, /*fallback=*/attempt == 1);
+        placement = Place(pair, /*fallback=*/attempt == 1, roles_);
         ++attempt;
       }
       if (!placement) {
@@ -263,7 +310,7 @@ class SyncInserter {
           break;
         }
         inserted_.erase(*barrier);
-        RemoveOp(*barrier);
+        Remove(*barrier);
       }
       if (placed) continue;
       absl::StatusOr<Op*> barrier =
@@ -274,6 +321,10 @@ class SyncInserter {
     MergeBranchBarriers();
     RecordProvenance();
     std::vector<Op*> remaining = InProgramOrder(kernel_, inserted_);
+    // Barriers change neither accesses nor values: the thread analysis,
+    // told of each barrier, and the conflicts stay valid.
+    context_.Preserve<ThreadAnalysis>();
+    context_.Preserve<ConflictAnalysis>();
     for (Op* op : remaining) {
       stats_.Add(op->kind() == OpKind::kBarrierBlock ? kBlockBarriers
                                                      : kNamedBarriers);
@@ -284,7 +335,7 @@ class SyncInserter {
                << kPassName << ": drop-sync=" << drop << " but only "
                << remaining.size() << " barrier(s) were inserted";
       }
-      RemoveOp(remaining[drop - 1]);
+      Remove(remaining[drop - 1]);
       stats_.Add(kDropped);
     }
     return absl::OkStatus();
@@ -317,15 +368,17 @@ class SyncInserter {
     } else {
       barrier = builder.Create(OpKind::kBarrierBlock, {});
     }
+    threads_.AddOp(*barrier);
+    ordering_->Changed(*barrier);
     // Every participant must reach it: guards uniform over the block (or
     // the role), and no divergent return before it.
-    ThreadAnalysis threads(kernel_);
+    const ThreadAnalysis& threads = threads_;
     const Op* culprit = nullptr;
     const Scope scope =
         placement.role != nullptr ? Scope::kRole : Scope::kBlock;
     if (!threads.GuardsUniformOver(*barrier, scope, &culprit)) {
       if (!report_divergence) {
-        RemoveOp(barrier);
+        Remove(barrier);
         return nullptr;
       }
       const Location at =
@@ -339,7 +392,7 @@ class SyncInserter {
            parent = parent->parent_op()) {
         around = around || parent == culprit;
       }
-      RemoveOp(barrier);
+      Remove(barrier);
       std::string why;
       if (culprit == nullptr || around) {
         why = absl::StrCat("the barrier would sit under ",
@@ -376,7 +429,7 @@ class SyncInserter {
       Region* region = *it;
       int index = region->IndexOf(second->AncestorIn(*region));
       while (index > 0 && IsPlainComputation(region->op(index - 1))) --index;
-      if (SplitsRoles(*region, index)) continue;
+      if (SplitsRoles(*region, index, roles_)) continue;
       absl::StatusOr<Op*> barrier =
           Insert(Placement{region, index, RoleAround(region)}, pair,
                  /*report_divergence=*/false);
@@ -384,7 +437,7 @@ class SyncInserter {
       if (*barrier == nullptr) continue;
       if (!Unordered(pair)) return true;
       inserted_.erase(*barrier);
-      RemoveOp(*barrier);
+      Remove(*barrier);
     }
     return false;
   }
@@ -395,20 +448,15 @@ class SyncInserter {
   // made an earlier pair reappear), so the earliest pair left need not be
   // `pair`.
   bool Unordered(const UnorderedPair& pair) {
-    SyncAnalysisOptions options = options_;
-    options.stop_at_first_same_iteration = false;
-    std::vector<UnorderedPair> left = FindUnorderedPairs(kernel_, options);
-    return std::find(left.begin(), left.end(), pair) != left.end();
+    return ordering_->Contains(pair);
   }
 
   // Drops each inserted barrier (in program order) that nothing needs.
   void Minimize() {
     for (Op* barrier : InProgramOrder(kernel_, inserted_)) {
-      SyncAnalysisOptions options = options_;
-      options.ignored.insert(barrier);
-      if (FindUnorderedPairs(kernel_, options).empty()) {
+      if (!ordering_->AnyPair({barrier})) {
         inserted_.erase(barrier);
-        RemoveOp(barrier);
+        Remove(barrier);
       }
     }
   }
@@ -442,10 +490,12 @@ class SyncInserter {
         builder.set_loc(a.loc());
         builder.set_provenance(Provenance{kPassName, {}});
         Op* merged = builder.Create(a.kind(), {}, a.attrs());
+        threads_.AddOp(*merged);
+        ordering_->Changed(*merged);
         inserted_.erase(&a);
         inserted_.erase(&b);
-        RemoveOp(&a);
-        RemoveOp(&b);
+        Remove(&a);
+        Remove(&b);
         inserted_.insert(merged);
       }
     }
@@ -454,11 +504,9 @@ class SyncInserter {
   // Records on each barrier the accesses it alone orders.
   void RecordProvenance() {
     for (Op* barrier : InProgramOrder(kernel_, inserted_)) {
-      SyncAnalysisOptions options = options_;
-      options.stop_at_first_same_iteration = false;  // every pair it orders
-      options.ignored.insert(barrier);
       std::vector<const Op*> because;
-      for (const UnorderedPair& pair : FindUnorderedPairs(kernel_, options)) {
+      // Every pair it orders.
+      for (const UnorderedPair& pair : ordering_->UnorderedPairs({barrier})) {
         because.push_back(pair.first);
         because.push_back(pair.second);
       }
@@ -475,11 +523,24 @@ class SyncInserter {
     }
   }
 
+  // Takes `op` (an inserted barrier) out of the kernel and the analysis.
+  void Remove(Op* op) {
+    ordering_->Changed(*op);
+    threads_.RemoveOp(*op);
+    RemoveOp(op);
+  }
+
   Kernel& kernel_;
+  PassContext& context_;
   PassStatistics& stats_;
   BarrierIdAllocator ids_;
+  RegionsWithRoles roles_;
+  const ConflictAnalysis& conflicts_;
+  ThreadAnalysis& threads_;
   ConflictCache cache_;
   SyncAnalysisOptions options_;
+  // The dataflow kept across rounds; told of every barrier added or taken.
+  std::unique_ptr<IncrementalOrdering> ordering_;
   std::set<Op*> inserted_;
 };
 
@@ -493,7 +554,7 @@ absl::Status InsertSyncs(Kernel& kernel, const PassOptions& options,
   }
   absl::StatusOr<int64_t> drop = options.GetInt("drop-sync");
   if (!drop.ok()) return drop.status();
-  return SyncInserter(kernel, context.stats).Run(*drop);
+  return SyncInserter(kernel, context).Run(*drop);
 }
 
 }  // namespace kir

@@ -14,10 +14,10 @@
 //   memory by threads of one block (distinct tensors and workspaces never
 //   alias), and of mbarrier objects (init before use) is ordered on every
 //   path by a barrier, an mbarrier wait or a completion wait, as
-//   ir/sync_check.h defines it; no inserted barrier can be removed without
-//   leaving a pair unordered. A barrier sits in the region that holds both
-//   accesses: right before the later access's op there when the earlier one
-//   precedes it (after both producers, before the first consumer, before a
+//   analysis/ordering.h defines it; no inserted barrier can be removed
+//   without leaving a pair unordered. A barrier sits in the region that holds
+//   both accesses: right before the later access's op there when the earlier
+//   one precedes it (after both producers, before the first consumer, before a
 //   loop whose body consumes what was produced outside it), else at the end
 //   of that region (a dependence carried around a loop). When the later (or
 //   earlier) access sits in an `if` uniform over the barrier's threads, the

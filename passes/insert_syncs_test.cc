@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/sync_check.h"
+#include "analysis/verifier.h"
 #include "gtest/gtest.h"
 #include "ir/sanitizers.h"
-#include "ir/sync_check.h"
-#include "ir/verifier.h"
 #include "parser/parser.h"
 #include "printer/kir_printer.h"
 

@@ -249,6 +249,20 @@ std::string PassOptions::ToString() const {
                       "}");
 }
 
+AnalysisManager& PassContext::Analyses(const Kernel& kernel) {
+  if (analyses != nullptr) {
+    KIR_CHECK(&analyses->kernel() == &kernel)
+        << "a pass asked for the analyses of another kernel";
+    return *analyses;
+  }
+  if (own_analyses == nullptr) {
+    own_analyses = std::make_unique<AnalysisManager>(kernel);
+  }
+  KIR_CHECK(&own_analyses->kernel() == &kernel)
+      << "a pass asked for the analyses of another kernel";
+  return *own_analyses;
+}
+
 void PassStatistics::Add(absl::string_view counter, int64_t amount) {
   counters_[std::string(counter)] += amount;
 }

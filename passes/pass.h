@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "analysis/analysis_manager.h"
 #include "ir/ir.h"
 
 namespace kir {
@@ -125,8 +127,37 @@ class PassStatistics {
   std::map<std::string, int64_t> counters_;
 };
 
+// What a pass gets besides the kernel: its counters, the kernel's analyses
+// and a place to say which of them it left valid.
 struct PassContext {
+  explicit PassContext(PassStatistics& stats,
+                       AnalysisManager* analyses = nullptr)
+      : stats(stats), analyses(analyses) {}
+
   PassStatistics& stats;
+  // Whether anyone reads the counters (`--stats`, tests): a pass may skip
+  // work done only to count.
+  bool statistics_wanted = true;
+  // The pipeline's analyses of the kernel being transformed; null when a
+  // pass is called directly (tests), where Analyses() makes its own.
+  AnalysisManager* analyses = nullptr;
+  // What the pass leaves valid. Nothing unless it says so: the runner then
+  // drops every analysis of the kernel after the pass.
+  PreservedAnalyses preserved;
+  std::unique_ptr<AnalysisManager> own_analyses;
+
+  // The analyses of `kernel`, the kernel the pass runs on.
+  AnalysisManager& Analyses(const Kernel& kernel);
+  // Shorthands: the analysis, built or cached.
+  template <typename A>
+  A& Get(const Kernel& kernel) {
+    return Analyses(kernel).Get<A>();
+  }
+  template <typename A>
+  void Preserve() {
+    preserved.Preserve<A>();
+  }
+  void PreserveAll() { preserved.PreserveAll(); }
 };
 
 using PassFunction = absl::Status (*)(Kernel& kernel,

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -13,8 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analysis/analysis_manager.h"
+#include "analysis/verifier.h"
 #include "ir/check.h"
-#include "ir/verifier.h"
 #include "passes/line_diff.h"
 
 namespace kir {
@@ -301,6 +304,46 @@ void PrintStatisticsReport(const Pipeline& pipeline,
   }
 }
 
+// Per pipeline entry (and the verifier after the passes), each analysis's
+// builds, cache hits and build time, as a share of the pipeline's time.
+void PrintAnalysisTimingReport(
+    const Pipeline& pipeline, const std::vector<double>& pass_seconds,
+    double verify_seconds,
+    const std::vector<std::map<std::string, AnalysisCounts>>& counts,
+    std::ostream& log) {
+  double total = verify_seconds;
+  for (double seconds : pass_seconds) total += seconds;
+  log << "\n   ----Wall Time----  --Builds--  --Cached--  ----Analysis----\n";
+  for (size_t i = 0; i < counts.size(); ++i) {
+    for (const auto& [name, value] : counts[i]) {
+      const double percent = total > 0 ? 100.0 * value.seconds / total : 0.0;
+      log << absl::StrFormat(
+          "  %10.4f (%5.1f%%)  %10d  %10d  %s in %s\n", value.seconds, percent,
+          value.builds, value.hits, name,
+          i < pipeline.size() ? pipeline[i].ToString() : "(verifier)");
+    }
+  }
+}
+
+// Each analysis's builds and cache hits over the pipeline, passes and
+// verifier together (--time-passes splits them by pass; pass names here
+// would confuse tests that find a pass's counters by its name).
+void PrintAnalysisStatisticsReport(
+    const std::vector<std::map<std::string, AnalysisCounts>>& counts,
+    std::ostream& log) {
+  std::map<std::string, AnalysisCounts> sums;
+  for (const auto& per_entry : counts) {
+    for (const auto& [name, value] : per_entry) sums[name] += value;
+  }
+  log << kRule << "\n"
+      << "                       ... Analysis statistics report ...\n"
+      << kRule << "\n";
+  for (const auto& [name, value] : sums) {
+    log << absl::StrFormat("  (A) %d built, %d cached %s\n", value.builds,
+                           value.hits, name);
+  }
+}
+
 // Writes the reproducer; returns its path or an error.
 absl::StatusOr<std::string> WriteReproducer(const PipelineRunOptions& options,
                                             const std::string& ir,
@@ -362,27 +405,51 @@ absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
                          const PipelineRunOptions& options, std::ostream& log) {
   std::vector<double> pass_seconds(pipeline.size(), 0.0);
   std::vector<PassStatistics> stats(pipeline.size());
+  // Analysis builds and cache hits of each pass, then of the verifier.
+  std::vector<std::map<std::string, AnalysisCounts>> analysis_counts(
+      pipeline.size() + 1);
   double verify_seconds = 0;
   auto print_reports = [&] {
     if (options.time_passes) {
       PrintTimingReport(pipeline, pass_seconds, verify_seconds, log);
+      PrintAnalysisTimingReport(pipeline, pass_seconds, verify_seconds,
+                                analysis_counts, log);
     }
-    if (options.statistics) PrintStatisticsReport(pipeline, stats, log);
+    if (options.statistics) {
+      PrintStatisticsReport(pipeline, stats, log);
+      PrintAnalysisStatisticsReport(analysis_counts, log);
+    }
   };
   PrintOptions reproducer_print;
   reproducer_print.provenance = true;
+  // Each kernel's analyses live across the passes, until one changes what
+  // they describe.
+  std::vector<std::unique_ptr<AnalysisManager>> analyses;
+  for (const std::unique_ptr<Kernel>& kernel : module.kernels) {
+    analyses.push_back(std::make_unique<AnalysisManager>(*kernel));
+  }
+  auto take_counts = [&](AnalysisManager& manager, size_t into) {
+    for (const auto& [name, counts] : manager.TakeCounts()) {
+      analysis_counts[into][name] += counts;
+    }
+  };
 
   for (size_t p = 0; p < pipeline.size(); ++p) {
     const PipelineEntry& entry = pipeline[p];
     const std::string ir_before =
         options.write_reproducer ? PrintModule(module, reproducer_print) : "";
-    for (const std::unique_ptr<Kernel>& kernel : module.kernels) {
+    for (size_t k = 0; k < module.kernels.size(); ++k) {
+      Kernel* kernel = module.kernels[k].get();
+      AnalysisManager& manager = *analyses[k];
       const std::string kernel_before =
           options.print_changed ? PrintKernel(*kernel, options.print) : "";
-      PassContext context{stats[p]};
+      PassContext context{stats[p], &manager};
+      context.statistics_wanted = options.statistics;
       Clock::time_point start = Clock::now();
       absl::Status status = entry.pass->run(*kernel, entry.options, context);
       pass_seconds[p] += SecondsSince(start);
+      manager.Invalidate(context.preserved);
+      take_counts(manager, p);
       if (!status.ok()) {
         print_reports();
         return PipelineFailure(
@@ -391,10 +458,23 @@ absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
                          kernel->name()),
             options, ir_before, entry);
       }
+      if (options.verify_analyses) {
+        status = manager.VerifyCached();
+        if (!status.ok()) {
+          print_reports();
+          return PipelineFailure(status,
+                                 absl::StrCat("pass '", entry.ToString(),
+                                              "' left a stale analysis of "
+                                              "kernel @",
+                                              kernel->name()),
+                                 options, ir_before, entry);
+        }
+      }
       if (options.verify_each) {
         start = Clock::now();
-        status = Verify(*kernel);
+        status = Verify(*kernel, manager);
         verify_seconds += SecondsSince(start);
+        take_counts(manager, pipeline.size());
         if (!status.ok()) {
           print_reports();
           return PipelineFailure(status,

@@ -50,7 +50,11 @@ absl::StatusOr<Pipeline> ParsePipeline(absl::string_view text,
 std::string PipelineToString(const Pipeline& pipeline);
 
 struct PipelineRunOptions {
-  bool verify_each = true;   // run the verifier after every pass
+  bool verify_each = true;  // run the verifier after every pass
+  // After every pass, rebuild each analysis the pass left cached and fail
+  // when one answers differently (a wrong claim to preserve it, or a wrong
+  // incremental update).
+  bool verify_analyses = false;
   bool time_passes = false;  // print a timing table at the end
   bool statistics = false;   // print each pass's counters at the end
   bool print_ir_after_all = false;

@@ -2,8 +2,8 @@
 //
 // The layout comes from ir/shared_memory_plan.h (lifetimes and first-fit
 // placement). The ordering its aliasing needs is checked with
-// ir/sync_check.h on the kernel carrying the planned offsets: the pairs of
-// accesses of two different allocations that now overlap and that nothing
+// analysis/ordering.h on the kernel carrying the planned offsets: the pairs
+// of accesses of two different allocations that now overlap and that nothing
 // orders get one barrier before the later allocation's first access in its
 // lane, and the analysis is asked again; a pair no barrier can order is
 // kept apart and the layout planned again without it.
@@ -18,13 +18,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/ordering.h"
+#include "analysis/thread_analysis.h"
 #include "ir/builder.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
 #include "ir/shared_memory.h"
 #include "ir/shared_memory_plan.h"
-#include "ir/sync_check.h"
-#include "ir/thread_analysis.h"
+#include "passes/barrier_ids.h"
 #include "passes/op_utils.h"
 
 namespace kir {

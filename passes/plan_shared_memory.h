@@ -26,9 +26,9 @@
 //   the wait that retires it (before that pass, an access of a group kind
 //   no commit closes counts as live to the end of the kernel), and before
 //   insert-syncs and insert-proxy-fences, which see the aliasing through
-//   the offsets (ir/sync_check.h) and add the other barriers and the proxy
-//   fences (an aliased generic write before an async access is fenced like
-//   one of the same allocation).
+//   the offsets (analysis/ordering.h) and add the other barriers and the
+//   proxy fences (an aliased generic write before an async access is fenced
+//   like one of the same allocation).
 // Ensures:
 //   - Every alloc.shared has an `offset`, a multiple of its alignment
 //     (1024 for 128-byte-swizzled tiles); offsets already present (the
@@ -36,7 +36,7 @@
 //     nothing. Two allocations share bytes only when their lifetimes are
 //     disjoint; mbarriers never do.
 //   - Every pair of accesses of two allocations that share bytes is ordered
-//     as ir/sync_check.h defines it: by synchronization already there (a
+//     as analysis/ordering.h defines it: by synchronization already there (a
 //     barrier, an mbarrier wait / arrive pair between roles, a ring's full
 //     barrier), or by a barrier this pass inserts right before the later
 //     allocation's first access in its lane: a barrier.block at the top

@@ -15,10 +15,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/sync_check.h"
 #include "gtest/gtest.h"
 #include "ir/shared_memory.h"
 #include "ir/shared_memory_plan.h"
-#include "ir/sync_check.h"
 #include "parser/parser.h"
 #include "passes/pipeline.h"
 #include "passes/test_helpers.h"

@@ -994,12 +994,16 @@ absl::Status SerializeSplitK(Kernel& kernel, const PassOptions& options,
   KIR_CHECK(work_type.has_value()) << "undeclared work type " << *work_name;
   const std::optional<Mode> parsed_mode = ModeNamed(*mode);
   KIR_CHECK(parsed_mode.has_value()) << "undeclared mode " << *mode;
-  while (true) {
+  for (bool first = true;;) {
     Op* splitk = nullptr;
     Walk(kernel.body(), [&](Op& op) {
       if (splitk == nullptr && op.kind() == OpKind::kSplitK) splitk = &op;
     });
-    if (splitk == nullptr) break;
+    if (splitk == nullptr) {
+      if (first) context.PreserveAll();  // no splitk: nothing changed
+      break;
+    }
+    first = false;
     absl::StatusOr<SplitPlan> plan =
         Checker(kernel, *splitk, *work_type, *parsed_mode).Run();
     if (!plan.ok()) return plan.status();

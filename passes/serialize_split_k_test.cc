@@ -15,9 +15,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/sync_check.h"
+#include "analysis/verifier.h"
 #include "gtest/gtest.h"
-#include "ir/sync_check.h"
-#include "ir/verifier.h"
 #include "parser/parser.h"
 #include "passes/pipeline.h"
 #include "passes/test_helpers.h"

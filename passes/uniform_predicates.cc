@@ -19,10 +19,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/thread_analysis.h"
 #include "ir/builder.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
-#include "ir/thread_analysis.h"
 
 namespace kir {
 namespace {
@@ -151,8 +151,11 @@ std::string ThreadRange(const std::vector<int>& threads) {
 
 class UniformPredicatesPass {
  public:
-  UniformPredicatesPass(Kernel& kernel, bool rewrite, PassStatistics& stats)
-      : kernel_(kernel), rewrite_(rewrite), stats_(stats) {}
+  UniformPredicatesPass(Kernel& kernel, bool rewrite, PassContext& context)
+      : kernel_(kernel),
+        rewrite_(rewrite),
+        context_(context),
+        stats_(context.stats) {}
 
   absl::Status Run() {
     for (const char* counter :
@@ -169,9 +172,12 @@ class UniformPredicatesPass {
         collectives.push_back(&op);
       }
     });
-    if (single_issue.empty() && collectives.empty()) return absl::OkStatus();
+    if (single_issue.empty() && collectives.empty()) {
+      context_.PreserveAll();  // nothing to rewrite
+      return absl::OkStatus();
+    }
 
-    analysis_ = std::make_unique<ThreadAnalysis>(kernel_);
+    analysis_ = &context_.Get<ThreadAnalysis>(kernel_);
     num_threads_ = analysis_->num_threads().value_or(0);
     std::vector<absl::Status> errors;
     for (Op* op : collectives) {
@@ -590,7 +596,7 @@ class UniformPredicatesPass {
         std::any_of(wraps_.begin(), wraps_.end(),
                     [](const Wrap& wrap) { return wrap.select_warp; });
     if (needs_broadcast) EnsureBroadcast(planned.front());
-    analysis_.reset();  // it describes the kernel before the rewrite
+    analysis_ = nullptr;  // it describes the kernel before the rewrite
 
     for (Op* op : planned) {
       auto guard = guard_rewrites_.find(op);
@@ -963,8 +969,9 @@ class UniformPredicatesPass {
 
   Kernel& kernel_;
   const bool rewrite_;
+  PassContext& context_;
   PassStatistics& stats_;
-  std::unique_ptr<ThreadAnalysis> analysis_;
+  const ThreadAnalysis* analysis_ = nullptr;
   int num_threads_ = 0;
   absl::flat_hash_map<const Value*, bool> backend_uniform_;
 
@@ -992,7 +999,7 @@ absl::Status UniformPredicates(Kernel& kernel, const PassOptions& options,
                                PassContext& context) {
   absl::StatusOr<std::string> mode = options.GetString("mode");
   if (!mode.ok()) return mode.status();
-  return UniformPredicatesPass(kernel, *mode == "shfl", context.stats).Run();
+  return UniformPredicatesPass(kernel, *mode == "shfl", context).Run();
 }
 
 }  // namespace kir

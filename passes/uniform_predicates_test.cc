@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
+#include "analysis/thread_analysis.h"
+#include "analysis/verifier.h"
 #include "gtest/gtest.h"
-#include "ir/thread_analysis.h"
-#include "ir/verifier.h"
 #include "parser/parser.h"
 #include "printer/kir_printer.h"
 

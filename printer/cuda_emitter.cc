@@ -15,12 +15,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "ir/async_groups.h"
+#include "analysis/async_groups.h"
+#include "analysis/verifier.h"
 #include "ir/check.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
 #include "ir/shared_memory.h"
-#include "ir/verifier.h"
 #include "printer/cuda_runtime.h"
 
 namespace kir {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "ir/async_groups.h"
+#include "analysis/async_groups.h"
 
 namespace kir {
 namespace {

@@ -158,6 +158,9 @@ def main():
   parser.add_argument("--sizes", default="100,300,1000,3000")
   parser.add_argument("--repeat", type=int, default=5)
   parser.add_argument("--timeout", type=int, default=120)
+  parser.add_argument("--note", default="",
+                      help="said after the machine in the table's footnote "
+                      "(e.g. that it was shared with other work)")
   parser.add_argument("--json")
   parser.add_argument("--readme")
   args = parser.parse_args()
@@ -167,7 +170,8 @@ def main():
   data = {
       "commit": commit,
       "date": datetime.date.today().isoformat(),
-      "machine": "%s, %d cores" % (platform.machine(), os.cpu_count()),
+      "machine": "%s, %d cores%s" % (platform.machine(), os.cpu_count(),
+                                     ", " + args.note if args.note else ""),
       "repeat": args.repeat,
       "timeout_s": args.timeout,
       "results": [],

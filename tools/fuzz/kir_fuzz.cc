@@ -16,8 +16,8 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "analysis/verifier.h"
 #include "ir/equal.h"
-#include "ir/verifier.h"
 #include "parser/parser.h"
 #include "printer/kir_printer.h"
 #include "tools/fuzz/fail.h"

@@ -35,7 +35,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "ir/verifier.h"
+#include "analysis/verifier.h"
 #include "parser/parser.h"
 #include "passes/pass.h"
 #include "passes/pipeline.h"

@@ -3,9 +3,9 @@
 
 The interpreter and hazard checker (every source of tools/kir-check except
 the driver files below and the tests) may include the IR, its types, the
-parser and run directives, but nothing from the effects table, the thread
-analysis, the sync checker, the async-group analysis, the verifier (which
-uses the thread analysis) or passes/. The driver files lower kernels
+parser and run directives, but nothing from the effects table, the analysis
+layer (analysis/: thread analysis, conflicts, ordering, async groups and the
+verifier, which uses the thread analysis) or passes/. The driver files lower kernels
 through the passes and may include the pipeline and the verifier; none may
 include the analyses themselves.
 
@@ -15,11 +15,10 @@ import os
 import re
 import sys
 
-ANALYSES = ("ir/effects.h", "ir/thread_analysis.h", "ir/sync_check.h",
-            "ir/async_groups.h")
+ANALYSES = ("ir/effects.h",)
 DRIVER = {"lower.h", "lower.cc", "main.cc", "interp_target.h",
           "interp_target.cc", "mutate.h", "mutate.cc", "fuzz.h", "fuzz.cc"}
-DRIVER_MAY_INCLUDE = ("passes/pipeline.h", "ir/verifier.h")
+DRIVER_MAY_INCLUDE = ("passes/pipeline.h", "analysis/verifier.h")
 
 
 def main():
@@ -37,13 +36,15 @@ def main():
                 if not match:
                     continue
                 header = match.group(1)
-                forbidden = header in ANALYSES
+                forbidden = (header in ANALYSES or
+                             (header.startswith("analysis/") and
+                              header not in DRIVER_MAY_INCLUDE))
                 if name in DRIVER:
                     forbidden |= (header.startswith("passes/") and
                                   header not in DRIVER_MAY_INCLUDE)
                 else:
                     forbidden |= (header.startswith("passes/") or
-                                  header == "ir/verifier.h")
+                                  header == "analysis/verifier.h")
                 if forbidden:
                     problems.append("%s:%d: includes %s" % (name, number,
                                                             header))

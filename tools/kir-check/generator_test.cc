@@ -4,8 +4,8 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "analysis/verifier.h"
 #include "gtest/gtest.h"
-#include "ir/verifier.h"
 #include "parser/parser.h"
 #include "tools/kir-check/check.h"
 #include "tools/kir-check/fuzz.h"

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "ir/verifier.h"
+#include "analysis/verifier.h"
 #include "parser/parser.h"
 #include "passes/pipeline.h"
 

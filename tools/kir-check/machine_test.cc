@@ -9,8 +9,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/verifier.h"
 #include "gtest/gtest.h"
-#include "ir/verifier.h"
 #include "parser/parser.h"
 #include "tools/kir-check/layout.h"
 #include "tools/kir-check/program.h"

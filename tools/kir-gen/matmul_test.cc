@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/ir.h"
-#include "ir/sync_check.h"
+#include "analysis/sync_check.h"
 #include "parser/parser.h"
 #include "passes/pipeline.h"
 #include "printer/cuda_emitter.h"

@@ -17,11 +17,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "analysis/sync_check.h"
+#include "analysis/verifier.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
 #include "ir/ir.h"
-#include "ir/sync_check.h"
-#include "ir/verifier.h"
 #include "parser/parser.h"
 #include "parser/source_reader.h"
 #include "passes/pass.h"
@@ -43,14 +43,18 @@ Pipeline:
   --pipeline=PIPELINE      'default' or passes, e.g. 'canonicalize,dce{a=1}'
   --list-passes            list passes, their summaries and options
   --verify-each=BOOL       verify after every pass (default true)
+  --verify-analyses        after every pass, rebuild each analysis the pass
+                           kept and fail if it answers differently
   --reproducer=PATH        where to write the reproducer when a pass fails
                            (default: a new file in $TMPDIR or /tmp)
 Debugging:
   --print-ir-after-all     print the module after every pass (stderr)
   --print-ir-after=PASS    print the module after each run of PASS (stderr)
   --print-changed          diff each kernel a pass changes (stderr)
-  --time-passes            print a table of pass times (stderr)
-  --stats                  print each pass's counters (stderr)
+  --time-passes            print a table of pass times, and of analysis
+                           builds and cache hits (stderr)
+  --stats                  print each pass's counters, and how often it
+                           built each analysis or found it cached (stderr)
 Testing:
   --split-input-file       process each '// -----' separated part alone
   --verify-diagnostics     check diagnostics against expected-error,
@@ -90,6 +94,7 @@ struct Flags {
   bool help = false;
   bool list_passes = false;
   bool verify_each = true;
+  bool verify_analyses = false;
   bool print_ir_after_all = false;
   bool print_changed = false;
   bool time_passes = false;
@@ -110,6 +115,7 @@ constexpr BoolFlag kBoolFlags[] = {
     {"help", &Flags::help},
     {"list-passes", &Flags::list_passes},
     {"verify-each", &Flags::verify_each},
+    {"verify-analyses", &Flags::verify_analyses},
     {"print-ir-after-all", &Flags::print_ir_after_all},
     {"print-changed", &Flags::print_changed},
     {"time-passes", &Flags::time_passes},
@@ -356,6 +362,7 @@ absl::Status ProcessSource(std::shared_ptr<const SourceFile> source,
   if (!status.ok()) return status;
   PipelineRunOptions options;
   options.verify_each = flags.verify_each;
+  options.verify_analyses = flags.verify_analyses;
   options.time_passes = flags.time_passes;
   options.statistics = flags.stats;
   options.print_ir_after_all = flags.print_ir_after_all;

@@ -13,7 +13,7 @@
 // a virtual block of 1024 threads (the hardware maximum), whose answers hold
 // for every prefix of it. Executing sets are then kept internally but
 // reported as unknown.
-#include "ir/thread_analysis.h"
+#include "analysis/thread_analysis.h"
 
 #include <algorithm>
 #include <bitset>
@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "ir/check.h"
 #include "ir/effects.h"
 
@@ -131,7 +132,9 @@ struct ValueState {
 
 struct OpState {
   Bits exec;
-  int order = 0;  // pre-order position in the kernel
+  // Pre-order position in the kernel when the analysis was built; -1 for
+  // an op added since (AddOp), whose position is found structurally.
+  int order = 0;
   ThreadSet set;  // exec as reported (unknown when the shape is)
 };
 
@@ -269,6 +272,10 @@ struct ThreadAnalysis::Impl {
   Bits May(const Value* value) const;
   Bits RoleBits(const Op& role) const;
   const Bits& ExecOf(const Op& op) const;
+  // Whether `a` comes before `b` in program order (pre-order).
+  bool Precedes(const Op& a, const Op& b) const;
+  // The threads that reach the start of `region`.
+  Bits RegionExec(const Region& region) const;
   bool GuardUniform(const Op& guard, Scope scope, const Bits& restrict) const;
   bool GuardsOnly(const Op& op, Scope scope, const Bits& restrict,
                   const Op** culprit) const;
@@ -763,6 +770,12 @@ const ThreadSet& ThreadAnalysis::ExecutingThreads(const Op& op) const {
   return it->second.set;
 }
 
+const std::bitset<1024>* ThreadAnalysis::ExecutingBits(const Op& op) const {
+  auto it = impl_->ops.find(&op);
+  if (it == impl_->ops.end() || !impl_->shape_known) return nullptr;
+  return &it->second.exec;
+}
+
 bool ThreadAnalysis::IsSingleThread(const Op& op) const {
   auto it = impl_->ops.find(&op);
   if (it == impl_->ops.end()) return false;
@@ -802,10 +815,8 @@ bool ThreadAnalysis::GuardsUniformOver(const Op& op, Scope scope,
   // A `return` that some threads of a group take and others do not leaves
   // the rest to run `op` alone: its guards count as `op`'s when it may run
   // before `op` (earlier in program order, or in a loop around both).
-  auto op_it = impl_->ops.find(&op);
-  const int op_order = op_it == impl_->ops.end() ? 0 : op_it->second.order;
   for (const Op* ret : impl_->returns) {
-    bool may_precede = impl_->ops.at(ret).order < op_order;
+    bool may_precede = impl_->Precedes(*ret, op);
     for (const Op* loop = ret->parent_op(); loop && !may_precede;
          loop = loop->parent_op()) {
       if (loop->kind() != OpKind::kFor) continue;
@@ -826,6 +837,146 @@ const Op* ThreadAnalysis::EnclosingRole(const Op& op) const {
     if (parent->kind() == OpKind::kRole) return parent;
   }
   return nullptr;
+}
+
+bool ThreadAnalysis::Impl::Precedes(const Op& a, const Op& b) const {
+  auto a_it = ops.find(&a);
+  auto b_it = ops.find(&b);
+  if (a_it != ops.end() && b_it != ops.end() && a_it->second.order >= 0 &&
+      b_it->second.order >= 0) {
+    return a_it->second.order < b_it->second.order;
+  }
+  // The ancestors of each, outermost first; the first place they part
+  // decides (an ancestor comes before what it holds).
+  auto chain = [](const Op& op) {
+    std::vector<const Op*> ops;
+    for (const Op* o = &op; o != nullptr; o = o->parent_op()) ops.push_back(o);
+    std::reverse(ops.begin(), ops.end());
+    return ops;
+  };
+  const std::vector<const Op*> x = chain(a), y = chain(b);
+  size_t i = 0;
+  while (i < x.size() && i < y.size() && x[i] == y[i]) ++i;
+  if (i == x.size() || i == y.size()) return x.size() < y.size();
+  const Region* rx = x[i]->parent_region();
+  const Region* ry = y[i]->parent_region();
+  if (rx != ry) {
+    // Two regions of one op: in region order.
+    const Op* parent = x[i]->parent_op();
+    for (int r = 0; parent != nullptr && r < parent->num_regions(); ++r) {
+      if (&parent->region(r) == rx) return true;
+      if (&parent->region(r) == ry) return false;
+    }
+    return false;
+  }
+  return rx->IndexOf(x[i]) < rx->IndexOf(y[i]);
+}
+
+Bits ThreadAnalysis::Impl::RegionExec(const Region& region) const {
+  const Op* parent = region.parent_op();
+  if (parent == nullptr) return universe;
+  const Bits& exec = ExecOf(*parent);
+  switch (parent->kind()) {
+    case OpKind::kIf: {
+      const Value* condition =
+          parent->num_operands() > 0 ? parent->operand_value(0) : nullptr;
+      if (parent->num_regions() > 0 && &parent->region(0) == &region) {
+        return exec & May(condition);
+      }
+      return exec & ~Must(condition);
+    }
+    case OpKind::kRole:
+      return exec & RoleBits(*parent);
+    default:
+      return exec;
+  }
+}
+
+void ThreadAnalysis::AddOp(const Op& op) {
+  KIR_CHECK(op.num_results() == 0 && op.num_regions() == 0)
+      << "ThreadAnalysis::AddOp takes ops without results or regions, not "
+      << op.mnemonic();
+  KIR_CHECK(op.kind() != OpKind::kReturn) << "a return changes the guards";
+  KIR_CHECK(op.parent_region() != nullptr) << "AddOp before the op is placed";
+  OpState& state = impl_->ops[&op];
+  state.exec = impl_->RegionExec(*op.parent_region());
+  state.order = -1;
+  if (impl_->shape_known) {
+    state.set = ThreadSet::None(impl_->universe_size);
+    for (int t = 0; t < impl_->universe_size; ++t) {
+      state.set.mutable_bits()[t] = state.exec[t];
+    }
+  }
+}
+
+void ThreadAnalysis::RemoveOp(const Op& op) { impl_->ops.erase(&op); }
+
+namespace {
+
+std::string DescribeOp(const Op& op) {
+  return absl::StrCat(op.mnemonic(), " at ", op.loc().LineColumn());
+}
+
+std::string DescribeValue(const Value* value) {
+  return absl::StrCat("%", value->name());
+}
+
+}  // namespace
+
+std::string ThreadAnalysis::Difference(const ThreadAnalysis& fresh) const {
+  if (num_threads() != fresh.num_threads()) return "the number of threads";
+  std::string difference;
+  auto compare_value = [&](const Value* value) {
+    if (!difference.empty()) return;
+    if (UniformScope(value) != fresh.UniformScope(value)) {
+      difference =
+          absl::StrCat("the uniform scope of ", DescribeValue(value), ": ",
+                       ScopeName(UniformScope(value)), " cached, ",
+                       ScopeName(fresh.UniformScope(value)), " fresh");
+      return;
+    }
+    const std::vector<int64_t>* a = PerThreadValues(value);
+    const std::vector<int64_t>* b = fresh.PerThreadValues(value);
+    if ((a == nullptr) != (b == nullptr) || (a != nullptr && *a != *b)) {
+      difference =
+          absl::StrCat("the per-thread values of ", DescribeValue(value));
+    }
+  };
+  for (const auto& size : impl_->kernel.sizes()) compare_value(size.get());
+  for (const Param& param : impl_->kernel.params()) compare_value(param.value);
+  Walk(impl_->kernel.body(), [&](const Op& op) {
+    if (!difference.empty()) return;
+    for (int i = 0; i < op.num_results(); ++i) compare_value(op.result(i));
+    for (int r = 0; r < op.num_regions(); ++r) {
+      for (int i = 0; i < op.region(r).num_arguments(); ++i) {
+        compare_value(op.region(r).argument(i));
+      }
+    }
+    if (!difference.empty()) return;
+    if (!(ExecutingThreads(op) == fresh.ExecutingThreads(op))) {
+      difference = absl::StrCat("the threads executing ", DescribeOp(op));
+    } else if (IsSingleThread(op) != fresh.IsSingleThread(op)) {
+      difference = absl::StrCat("whether one thread runs ", DescribeOp(op));
+    } else if (IsElectedPerWarp(op) != fresh.IsElectedPerWarp(op)) {
+      difference =
+          absl::StrCat("whether an elected lane runs ", DescribeOp(op));
+    } else if (EnclosingRole(op) != fresh.EnclosingRole(op)) {
+      difference = absl::StrCat("the role around ", DescribeOp(op));
+    }
+    for (Scope scope :
+         {Scope::kWarp, Scope::kWarpgroup, Scope::kRole, Scope::kBlock}) {
+      if (!difference.empty()) return;
+      const Op* culprit = nullptr;
+      const Op* fresh_culprit = nullptr;
+      const bool uniform = GuardsUniformOver(op, scope, &culprit);
+      if (uniform != fresh.GuardsUniformOver(op, scope, &fresh_culprit) ||
+          culprit != fresh_culprit) {
+        difference = absl::StrCat("whether the guards of ", DescribeOp(op),
+                                  " are ", ScopeName(scope), "-uniform");
+      }
+    }
+  });
+  return difference;
 }
 
 }  // namespace kir

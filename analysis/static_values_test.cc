@@ -1,5 +1,5 @@
 // Unit tests for static values: integer constants and trip counts.
-#include "ir/static_values.h"
+#include "analysis/static_values.h"
 
 #include <cstdint>
 #include <limits>
@@ -28,11 +28,11 @@ TEST(TripCountTest, ExactOrUnknownNearTheLimits) {
   EXPECT_EQ(TripCount(0, kMax, 1), kMax);
   EXPECT_EQ(TripCount(0, kMax, kMax), 1);
   EXPECT_EQ(TripCount(kMax - 1, kMax, kMax), 1);
-  EXPECT_EQ(TripCount(kMin, kMax, 2), std::nullopt);  // 2^63 trips
+  EXPECT_EQ(TripCount(kMin, kMax, 2), std::nullopt);         // 2^63 trips
   EXPECT_EQ(TripCount(kMin, kMax, 3), 6148914691236517205);  // (2^64 - 1) / 3
-  EXPECT_EQ(TripCount(-kMax, kMax, 1), std::nullopt);  // 2^64 - 2 trips
+  EXPECT_EQ(TripCount(-kMax, kMax, 1), std::nullopt);        // 2^64 - 2 trips
   EXPECT_EQ(TripCount(kMin, kMax, 1), std::nullopt);
-  EXPECT_EQ(TripCount(kMin, 0, 1), std::nullopt);      // 2^63 trips
+  EXPECT_EQ(TripCount(kMin, 0, 1), std::nullopt);  // 2^63 trips
   EXPECT_EQ(TripCount(kMin + 1, 0, 1), kMax);
   EXPECT_EQ(TripCount(kMin, kMax, kMax), 3);
 }

@@ -1,5 +1,5 @@
 // Tests for counting the async groups a wait may leave pending.
-#include "ir/async_groups.h"
+#include "analysis/async_groups.h"
 
 #include <memory>
 #include <optional>

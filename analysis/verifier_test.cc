@@ -3,7 +3,7 @@
 // testdata/verifier/ says what the verifier actually reports (a small
 // FileCheck and --verify-diagnostics check run here, so the goldens stay
 // honest without kir-opt).
-#include "ir/verifier.h"
+#include "analysis/verifier.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -565,7 +565,7 @@ TEST(VerifierGoldenTest, GoldensMatchTheVerifier) {
 // The numbered checklist at the top of verifier.h.
 std::vector<int> HeaderRuleIds() {
   std::string header =
-      ReadFile(fs::path(KIR_TESTDATA_DIR) / ".." / "ir" / "verifier.h");
+      ReadFile(fs::path(KIR_TESTDATA_DIR) / ".." / "analysis" / "verifier.h");
   std::vector<int> ids;
   for (absl::string_view line : absl::StrSplit(header, '\n')) {
     if (!absl::ConsumePrefix(&line, "//   V")) continue;

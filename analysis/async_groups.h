@@ -1,7 +1,7 @@
 // Completion groups: which commit created the group a wait retires, and how
 // many groups the wait may leave pending (the N of `wait_group N`).
-#ifndef KIR_IR_ASYNC_GROUPS_H_
-#define KIR_IR_ASYNC_GROUPS_H_
+#ifndef KIR_ANALYSIS_ASYNC_GROUPS_H_
+#define KIR_ANALYSIS_ASYNC_GROUPS_H_
 
 #include <optional>
 
@@ -18,4 +18,4 @@ std::optional<int> PendingGroupsAfterWait(const Op& wait);
 
 }  // namespace kir
 
-#endif  // KIR_IR_ASYNC_GROUPS_H_
+#endif  // KIR_ANALYSIS_ASYNC_GROUPS_H_

@@ -1,4 +1,4 @@
-// Tests for the shared-memory conflict analysis and the ordering checker.
+// Tests for the conflict analysis.
 //
 // The conflict analysis is checked against brute force: random kernels with
 // two accesses whose indices are affine in thread ids, warp and lane ids,
@@ -7,7 +7,7 @@
 // every pair the executing threads, block ids and iterations are
 // enumerated; the analysis must never answer "disjoint" for a pair that
 // overlaps. The precision (disjoint pairs proven disjoint) is printed.
-#include "ir/sync_check.h"
+#include "analysis/conflicts.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -18,18 +18,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/test_helpers.h"
+#include "analysis/thread_analysis.h"
 #include "gtest/gtest.h"
-#include "ir/thread_analysis.h"
 #include "parser/parser.h"
 
 namespace kir {
 namespace {
-
-std::unique_ptr<Module> Parse(const std::string& text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
-  EXPECT_TRUE(module.ok()) << module.status() << "\n" << text;
-  return module.ok() ? *std::move(module) : nullptr;
-}
 
 // ---------------------------------------------------------------------------
 // Random affine accesses.
@@ -880,148 +875,6 @@ TEST(ConflictAnalysisTest, ElectedLaneIsOneThread) {
   %r3 = load %s[%k0] : f32)");
   EXPECT_FALSE(p.Overlap(0, 1));  // the same elected lane
   EXPECT_TRUE(p.Overlap(0, 2));   // any other thread
-}
-
-// ---------------------------------------------------------------------------
-// The checker.
-
-absl::Status Check(const std::string& text) {
-  std::unique_ptr<Module> module = Parse(text);
-  if (module == nullptr) return absl::InternalError("parse");
-  return CheckSyncs(*module->kernels[0]);
-}
-
-TEST(CheckSyncsTest, BarrierOrdersRawAndItsAbsenceIsReported) {
-  const std::string ordered = R"(
-kernel @k() block(128) {
-  %c0 = const 0 : index
-  %f = const 1.0 : f32
-  %tx = thread.id x : index
-  %s = alloc.shared : shared f32[128]
-  store %s[%tx], %f
-  barrier.block loc(inserted "insert-syncs")
-  %r = load %s[%c0] : f32
-})";
-  EXPECT_TRUE(Check(ordered).ok()) << Check(ordered);
-  std::string unordered = ordered;
-  unordered.replace(
-      unordered.find("  barrier.block"),
-      std::string("  barrier.block loc(inserted \"insert-syncs\")\n").size(),
-      "");
-  absl::Status status = Check(unordered);
-  EXPECT_FALSE(status.ok());
-  EXPECT_NE(status.message().find("unordered shared-memory accesses"),
-            std::string::npos)
-      << status;
-}
-
-TEST(CheckSyncsTest, UnneededInsertedBarrierIsReported) {
-  absl::Status status = Check(R"(
-kernel @k() block(128) {
-  %f = const 1.0 : f32
-  %tx = thread.id x : index
-  %s = alloc.shared : shared f32[128]
-  store %s[%tx], %f
-  barrier.block loc(inserted "insert-syncs")
-  %r = load %s[%tx] : f32
-})");
-  EXPECT_FALSE(status.ok());
-  EXPECT_NE(status.message().find("not needed"), std::string::npos) << status;
-}
-
-TEST(CheckSyncsTest, TmaLoadNeedsEveryReaderToWaitOrABarrier) {
-  const std::string prefix = R"(
-kernel @k(%g: global f32[64, 64], %map: tensormap f32[16, 32] of %g)
-    block(128) {
-  %c0 = const 0 : index
-  %tx = thread.id x : index
-  %s = alloc.shared {align = 128} : shared f32[16, 32]
-  %bar = alloc.shared {align = 8} : shared mbarrier[1]
-  %t0 = cmp eq %tx, %c0 : i1
-  if %t0 {
-    mbarrier.init %bar[%c0] {count = 1}
-  }
-  barrier.block
-  if %t0 {
-    mbarrier.arrive_tx %bar[%c0] {bytes = 2048}
-    tma.load %s[%c0, %c0], %map[%c0, %c0], %bar[%c0]
-  }
-  %p = const 0 : index
-)";
-  // Every thread waits: no barrier needed.
-  EXPECT_TRUE(Check(prefix + R"(
-  mbarrier.wait %bar[%c0], %p
-  %r = load %s[%c0, %tx] : f32
-})")
-                  .ok());
-  // One thread waits: the others read unordered.
-  EXPECT_FALSE(Check(prefix + R"(
-  if %t0 {
-    mbarrier.wait %bar[%c0], %p
-  }
-  %r = load %s[%c0, %tx] : f32
-})")
-                   .ok());
-  // One thread waits, then a barrier hands its acquire to the block.
-  EXPECT_TRUE(Check(prefix + R"(
-  if %t0 {
-    mbarrier.wait %bar[%c0], %p
-  }
-  barrier.block
-  %r = load %s[%c0, %tx] : f32
-})")
-                  .ok());
-}
-
-TEST(CheckSyncsTest, AsyncReadCompletesOnlyAtItsWait) {
-  const std::string prefix = R"(
-kernel @k(%g: global f32[64, 64], %map: tensormap f32[16, 32] of %g)
-    block(128) {
-  %c0 = const 0 : index
-  %f = const 1.0 : f32
-  %tx = thread.id x : index
-  %s = alloc.shared {align = 128} : shared f32[16, 32]
-  %t0 = cmp eq %tx, %c0 : i1
-  if %t0 {
-    tma.store %map[%c0, %c0], %s[%c0, %c0]
-    %t = bulk.commit : token<bulk>
-)";
-  // The barrier comes before the issuer's wait: the store may still read.
-  EXPECT_FALSE(Check(prefix + R"(
-  }
-  barrier.block
-  store %s[%c0, %tx], %f
-})")
-                   .ok());
-  EXPECT_TRUE(Check(prefix + R"(
-    bulk.wait %t {read}
-  }
-  barrier.block
-  store %s[%c0, %tx], %f
-})")
-                  .ok());
-}
-
-TEST(CheckSyncsTest, HandLoweredExamplesPass) {
-  for (const char* name : {"epilogue.lowered.kir", "splitk_gemm.lowered.kir",
-                           "ws_gemm.lowered.kir"}) {
-    std::FILE* file = std::fopen(
-        absl::StrCat(KIR_TESTDATA_DIR, "/examples/", name).c_str(), "rb");
-    ASSERT_NE(file, nullptr) << name;
-    std::string text;
-    char buffer[4096];
-    size_t n;
-    while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0) {
-      text.append(buffer, n);
-    }
-    std::fclose(file);
-    std::unique_ptr<Module> module = Parse(text);
-    ASSERT_NE(module, nullptr);
-    for (const auto& kernel : module->kernels) {
-      absl::Status status = CheckSyncs(*kernel);
-      EXPECT_TRUE(status.ok()) << name << ": " << status;
-    }
-  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "ir/static_values.h"
+#include "analysis/static_values.h"
 
 namespace kir {
 

@@ -5,12 +5,13 @@
 // program order. Checks that need the thread analysis run last, and only on
 // kernels that pass every other rule, because the analysis assumes a
 // well-formed kernel.
-#include "ir/verifier.h"
+#include "analysis/verifier.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,13 +22,14 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/analysis_manager.h"
+#include "analysis/static_values.h"
+#include "analysis/thread_analysis.h"
 #include "ir/check.h"
 #include "ir/checked_math.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
-#include "ir/static_values.h"
 #include "ir/shared_memory.h"
-#include "ir/thread_analysis.h"
 
 namespace kir {
 namespace {
@@ -361,7 +363,8 @@ std::optional<int64_t> BoundedVolume(const Dim3& dims, int64_t limit) {
 
 class Verifier {
  public:
-  explicit Verifier(const Kernel& kernel) : kernel_(kernel) {}
+  Verifier(const Kernel& kernel, AnalysisManager* analyses)
+      : kernel_(kernel), analyses_(analyses) {}
 
   absl::Status Run();
 
@@ -420,6 +423,7 @@ class Verifier {
   void CheckExecution(const ThreadAnalysis& analysis, const Op& op);
 
   const Kernel& kernel_;
+  AnalysisManager* analyses_;   // null: the thread analysis is built here
   std::vector<const Op*> ops_;  // program order
   absl::flat_hash_map<const Op*, int> order_;
   absl::flat_hash_set<const Value*> visible_;
@@ -1957,8 +1961,7 @@ void Verifier::CheckSharedBudget() {
             << Name(buffer) << " at offset " << placed.offset << " ends "
             << (end >= kSaturated ? std::string("past byte 2^62")
                                   : absl::StrCat("at byte ", end))
-            << ", past the " << kSharedMemoryLimit
-            << " bytes a block can use";
+            << ", past the " << kSharedMemoryLimit << " bytes a block can use";
       }
     } else if (placed.bytes > kSharedMemoryLimit) {
       Fail(*placed.alloc, kSharedBudget)
@@ -2220,7 +2223,10 @@ void Verifier::CheckWithThreadAnalysis() {
            FactsOf(op->kind()).exec != ExecClass::kPerThread;
   };
   if (std::none_of(ops_.begin(), ops_.end(), needs_analysis)) return;
-  ThreadAnalysis analysis(kernel_);
+  std::unique_ptr<ThreadAnalysis> own;
+  if (analyses_ == nullptr) own = std::make_unique<ThreadAnalysis>(kernel_);
+  const ThreadAnalysis& analysis =
+      own != nullptr ? *own : analyses_->Get<ThreadAnalysis>();
   for (const Op* op : ops_) {
     if (IsCommit(op->kind())) CheckCommitThreads(analysis, *op);
     if (IsWait(op->kind())) CheckWaitThreads(analysis, *op);
@@ -2368,7 +2374,13 @@ void Verifier::CheckExecution(const ThreadAnalysis& analysis, const Op& op) {
 
 }  // namespace
 
-absl::Status Verify(const Kernel& kernel) { return Verifier(kernel).Run(); }
+absl::Status Verify(const Kernel& kernel) {
+  return Verifier(kernel, nullptr).Run();
+}
+
+absl::Status Verify(const Kernel& kernel, AnalysisManager& analyses) {
+  return Verifier(kernel, &analyses).Run();
+}
 
 absl::Status Verify(const Module& module) {
   std::vector<absl::Status> statuses;

@@ -1,7 +1,7 @@
 // Tests for the thread analysis: targeted cases, and a randomized
 // cross-check of uniformity and executing sets against brute-force
 // evaluation of the same predicates over every thread.
-#include "ir/thread_analysis.h"
+#include "analysis/thread_analysis.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // Values known before the kernel runs: integer constants and the trip
 // counts of loops with constant bounds.
-#ifndef KIR_IR_STATIC_VALUES_H_
-#define KIR_IR_STATIC_VALUES_H_
+#ifndef KIR_ANALYSIS_STATIC_VALUES_H_
+#define KIR_ANALYSIS_STATIC_VALUES_H_
 
 #include <cstdint>
 #include <optional>
@@ -25,4 +25,4 @@ std::optional<int64_t> TripCount(const Op& loop);
 
 }  // namespace kir
 
-#endif  // KIR_IR_STATIC_VALUES_H_
+#endif  // KIR_ANALYSIS_STATIC_VALUES_H_

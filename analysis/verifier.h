@@ -2,7 +2,8 @@
 // every pass. Each diagnostic names its rule ("[V18] ...") and points at the
 // offending op (an operand's problem is reported at its op), parameter or
 // kernel. Every rule has an invalid golden in testdata/verifier/, except V1,
-// which the parser enforces on text (ir/verifier_test.cc builds its cases).
+// which the parser enforces on text (analysis/verifier_test.cc builds its
+// cases).
 //
 // Rules, by category:
 //
@@ -158,10 +159,11 @@
 //
 // V31 to V35, V45's uniformity part and V46 need the thread analysis, which
 // assumes a well-formed kernel, so they run only when no other rule fails.
-#ifndef KIR_IR_VERIFIER_H_
-#define KIR_IR_VERIFIER_H_
+#ifndef KIR_ANALYSIS_VERIFIER_H_
+#define KIR_ANALYSIS_VERIFIER_H_
 
 #include "absl/status/status.h"
+#include "analysis/analysis_manager.h"
 #include "ir/ir.h"
 
 namespace kir {
@@ -170,7 +172,9 @@ namespace kir {
 // problems first), joined into one status.
 absl::Status Verify(const Kernel& kernel);
 absl::Status Verify(const Module& module);
+// The same, taking the thread analysis from (and leaving it in) `analyses`.
+absl::Status Verify(const Kernel& kernel, AnalysisManager& analyses);
 
 }  // namespace kir
 
-#endif  // KIR_IR_VERIFIER_H_
+#endif  // KIR_ANALYSIS_VERIFIER_H_

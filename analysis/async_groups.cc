@@ -10,7 +10,7 @@
 // count around commits. A wait inside a loop the commit is not in sees the
 // fewest commits in that loop's first iteration, which is the count a
 // `wait_group N` must use.
-#include "ir/async_groups.h"
+#include "analysis/async_groups.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/static_values.h"
 #include "ir/checked_math.h"
-#include "ir/static_values.h"
 
 namespace kir {
 namespace {

@@ -10,12 +10,14 @@
 // Used by the verifier and by every pass that places barriers, fences or
 // predicates. Sound: "uniform" and "single thread" answers are proofs;
 // anything unproven is reported as varying / many threads.
-#ifndef KIR_IR_THREAD_ANALYSIS_H_
-#define KIR_IR_THREAD_ANALYSIS_H_
+#ifndef KIR_ANALYSIS_THREAD_ANALYSIS_H_
+#define KIR_ANALYSIS_THREAD_ANALYSIS_H_
 
+#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/ir.h"
@@ -56,6 +58,8 @@ class ThreadSet {
 
 class ThreadAnalysis {
  public:
+  static constexpr char kName[] = "thread-analysis";
+
   explicit ThreadAnalysis(const Kernel& kernel);
   ~ThreadAnalysis();
   ThreadAnalysis(const ThreadAnalysis&) = delete;
@@ -87,6 +91,9 @@ class ThreadAnalysis {
   // Threads that may execute `op` (the guards of every enclosing if and
   // role; unknown conditions keep both sides).
   const ThreadSet& ExecutingThreads(const Op& op) const;
+  // ExecutingThreads as bits by linear id, for the conflict analysis's hot
+  // paths; null when that set is unknown.
+  const std::bitset<1024>* ExecutingBits(const Op& op) const;
   // True when at most one thread of the block executes each dynamic
   // instance of `op`: a single-thread guard, or `elect.sync` within a set
   // of threads that is one warp.
@@ -108,6 +115,18 @@ class ThreadAnalysis {
   // The innermost role region around `op`, or null.
   const Op* EnclosingRole(const Op& op) const;
 
+  // Keeps the analysis valid while a pass inserts or removes ops without
+  // results or regions (barriers, fences): such an op runs in the threads
+  // that reach its place, and changes nothing else the analysis knows.
+  // AddOp after the op is in its region; RemoveOp before it is destroyed.
+  void AddOp(const Op& op);
+  void RemoveOp(const Op& op);
+
+  // For the analysis manager's --verify-analyses: "" when `fresh`, built
+  // on the same kernel, answers every query the same way; else the first
+  // difference.
+  std::string Difference(const ThreadAnalysis& fresh) const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
@@ -115,4 +134,4 @@ class ThreadAnalysis {
 
 }  // namespace kir
 
-#endif  // KIR_IR_THREAD_ANALYSIS_H_
+#endif  // KIR_ANALYSIS_THREAD_ANALYSIS_H_
