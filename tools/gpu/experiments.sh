@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The pass experiments on generated GEMMs (run on the GPU machine, builds
+# nothing; needs build-gpu/device from bundle.sh): kir-bench --compare of the
+# default pipeline against one changed option per variant, over
+# testdata/bench/llm.csv (KIR_EXPERIMENT_CSV overrides), each problem's
+# variants checked, then timed alternately in one process. Which set runs:
+# $1 = fences | lowering | splitk (default: all three). JSON, CSV, SVG and
+# logs go to $OUT/experiments/.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+device=$root/build-gpu/device
+out=${OUT:-$root/build-gpu/out}/experiments
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PATH=/usr/local/cuda/bin:$PATH
+export KIR_CACHE_DIR=$device/cache
+bench=$device/tools/kir-bench/kir-bench
+csv=${KIR_EXPERIMENT_CSV:-testdata/bench/llm.csv}
+
+# pipeline WITH_CHANGE: the default pipeline with one pass's options set.
+pipeline() {
+  local p="canonicalize,serialize-split-k,circular-buffer,uniform-predicates,insert-async-waits,plan-shared-memory,insert-syncs,insert-proxy-fences,dce"
+  local pass=${1%%\{*}
+  echo "${p/$pass/$1}"
+}
+
+# experiment NAME [kir-bench options...] -- VARIANT...
+experiment() {
+  local name=$1; shift
+  local options=()
+  while [[ $1 != -- ]]; do options+=("$1"); shift; done
+  shift
+  local variants=(default)
+  for change in "$@"; do variants+=("$(pipeline "$change")"); done
+  local start=$SECONDS
+  "$bench" "$csv" "${options[@]}" --compare "${variants[@]}" \
+    --json "$out/$name.json" --csv "$out/$name.csv" --plot "$out/$name.svg" \
+    --log "$out/$name.log" >"$out/$name.txt" 2>"$out/$name.err"
+  echo "== $name: exit $?, $((SECONDS - start)) s"
+  tail -n 8 "$out/$name.txt"
+}
+
+sets=${1:-fences lowering splitk}
+for set in $sets; do
+  case $set in
+    fences)
+      experiment fences -- 'insert-proxy-fences{space=all}' \
+        'insert-proxy-fences{placement=issuer}' 'insert-proxy-fences{hoist=false}' ;;
+    lowering)
+      experiment lowering -- 'uniform-predicates{mode=none}' \
+        'circular-buffer{mode=pipelined}' 'plan-shared-memory{reuse=never}' ;;
+    splitk)
+      experiment splitk \
+        --filter '^(256x256x65536|512x1024x32768|128x1024x65536|1024x1024x16384|128x8192x8192|3648x480x8632) ' \
+        -- 'serialize-split-k{mode=tma-serial}' 'serialize-split-k{mode=tma-atomic}' ;;
+  esac
+done

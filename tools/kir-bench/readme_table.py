@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Renders a kir-bench JSON report as the Markdown table in README.md.
+
+usage: readme_table.py RESULTS_JSON [--readme README.md]
+
+Without --readme, prints the table; with it, replaces the text between
+`<!-- kir-bench-table:begin -->` and `<!-- kir-bench-table:end -->`.
+The table has a row per problem (configuration, kernel and cuBLASLt
+times, % of cuBLAS per variant, status) and the geometric means, so the
+README's figures always come from the committed JSON.
+"""
+
+import argparse
+import json
+import re
+import sys
+
+BEGIN = "<!-- kir-bench-table:begin -->"
+END = "<!-- kir-bench-table:end -->"
+
+
+def render(report):
+  variants = report["pipelines"]
+  header = ["problem", "configuration", "cuBLASLt ms"]
+  for variant in variants:
+    name = variant if len(variants) > 1 else "kernel"
+    header += [f"{name} ms", f"{name} % of cuBLAS"]
+  header.append("status")
+  lines = ["| " + " | ".join(header) + " |",
+           "|" + "|".join("---" if i < 2 or i == len(header) - 1 else "---:"
+                          for i in range(len(header))) + "|"]
+  for result in report["results"]:
+    baseline = result.get("baseline") or {}
+    row = [result["name"], f"`{result.get('config', '')}`",
+           f"{baseline['median_ms']:.4f}" if "median_ms" in baseline else "-"]
+    by_pipeline = {v["pipeline"]: v for v in result.get("variants", [])}
+    for variant in variants:
+      v = by_pipeline.get(variant)
+      if v is None or v.get("median_ms") is None:
+        row += ["-", "-"]
+        continue
+      percent = v.get("percent_of_cublas")
+      row += [f"{v['median_ms']:.4f}",
+              f"{percent:.1f}%" if percent is not None else "-"]
+    row.append(result["status"])
+    lines.append("| " + " | ".join(row) + " |")
+  lines.append("")
+  for summary in report["summary"]:
+    percents = [v["percent_of_cublas"] for r in report["results"]
+                for v in r.get("variants", [])
+                if v["pipeline"] == summary["variant"] and
+                v.get("percent_of_cublas") is not None]
+    below = sum(1 for p in percents if p < 75)
+    lines.append(
+        f"Geometric mean (`{summary['variant']}`): "
+        f"**{summary['geomean_percent_of_cublas']:.1f}%** of cuBLASLt over "
+        f"{summary['problems_timed']} of {summary['problems']} problems "
+        f"(min {min(percents):.1f}%, max {max(percents):.1f}%; "
+        f"{below} below 75%).")
+  lines.append("")
+  lines.append(f"{report['device']}, commit {report['commit']}, "
+               f"`{report['problems_file']}`, heuristic configurations"
+               f"{' and tuning' if report.get('tune') else ''}.")
+  return "\n".join(lines)
+
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument("results")
+  parser.add_argument("--readme")
+  args = parser.parse_args()
+  with open(args.results) as f:
+    table = render(json.load(f))
+  if not args.readme:
+    print(table)
+    return 0
+  with open(args.readme) as f:
+    readme = f.read()
+  pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
+  if not pattern.search(readme):
+    sys.exit(f"{args.readme} has no {BEGIN} ... {END} section")
+  readme = pattern.sub(lambda _: f"{BEGIN}\n{table}\n{END}", readme)
+  with open(args.readme, "w") as f:
+    f.write(readme)
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
