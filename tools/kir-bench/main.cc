@@ -15,6 +15,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,15 +24,19 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "ir/diagnostics.h"
 #include "parser/source_reader.h"
 #include "passes/pipeline.h"
 #include "re2/re2.h"
 #include "tools/kir-bench/bench_problem.h"
 #include "tools/kir-bench/config_choice.h"
+#include "tools/kir-bench/gpu_workers.h"
 #include "tools/kir-bench/problem_loop.h"
 #include "tools/kir-bench/problems.h"
 #include "tools/kir-bench/report.h"
+#include "tools/kir-bench/resume.h"
 #include "tools/kir-bench/tune_cache.h"
 #include "tools/kir-bench/tune_space.h"
 #include "tools/kir-gen/matmul.h"
@@ -51,6 +56,18 @@ tuning cache's winner with --tune-cache, else kir-gen's heuristic), generates
 the kernel, lowers it with the pipeline, compiles it, checks it against the
 reference and times it against cuBLASLt in the same process. Each problem
 runs in a process of its own: a hang or a crash costs only that problem.
+
+  --gpus all|N|LIST    one worker process per GPU (all of them, the first N,
+                       or a list such as 0,2,3; an index may repeat to run
+                       several workers on one GPU), each pinned with
+                       CUDA_VISIBLE_DEVICES, taking the next problem as it
+                       finishes one; each problem and its cuBLASLt baseline
+                       run on one GPU, recorded in its row; a worker that
+                       dies loses only its problem (status lost)
+  --resume FILE.json   an earlier run's --json report: the problems it
+                       finished (passed, mismatch, error) with the same
+                       name, shape and configuration are not run again and
+                       their rows join this run's outputs
 
   --pipeline P         lowering pipeline (default: default)
   --compare P1 P2 ...  every problem with each pipeline, checked, then timed
@@ -87,6 +104,8 @@ struct Flags {
   std::string filter;
   std::string csv_out, json_out, plot_out, log_out, dump_dir;
   double timeout = 300;
+  std::string gpus;  // empty: this process's GPU 0, no workers
+  std::string resume;
   BenchOptions bench;
 };
 
@@ -133,6 +152,11 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       flags.tune_cache = value;
     } else if (value_of("--tune-limit", value, error)) {
       positive("--tune-limit", flags.tune_limit);
+    } else if (value_of("--gpus", value, error)) {
+      flags.gpus = value;
+      if (value.empty()) error = "--gpus takes all, a count or a list";
+    } else if (value_of("--resume", value, error)) {
+      flags.resume = value;
     } else if (value_of("--filter", value, error)) {
       flags.filter = value;
     } else if (value_of("--csv", value, error)) {
@@ -199,9 +223,11 @@ absl::Status WriteText(const std::string& path, const std::string& text) {
 
 // --tune for one problem: every candidate in a child of its own; the
 // fastest that passed, relative to cuBLASLt in its own process, wins.
+// Runs in a worker under --gpus (without `progress` there); the caller
+// records the winner (RecordTuned).
 ProblemResult TuneProblem(const BenchProblem& problem,
                           const ChosenConfig& start, const Flags& flags,
-                          Progress& progress, TuningCache& cache) {
+                          Progress* progress) {
   const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
       problem.matmul, start.config,
       [&](const gen::MatmulConfig& config) {
@@ -216,8 +242,9 @@ ProblemResult TuneProblem(const BenchProblem& problem,
     return result;
   }
   for (size_t c = 0; c < candidates.size(); ++c) {
-    progress.Start(
-        absl::StrCat(problem.name, " [", c + 1, "/", candidates.size(), "]"));
+    if (progress)
+      progress->Start(
+          absl::StrCat(problem.name, " [", c + 1, "/", candidates.size(), "]"));
     ProblemResult identity = IdentityOf(problem);
     identity.config = gen::DescribeConfig(candidates[c]);
     runs.push_back(RunInChild(
@@ -251,7 +278,15 @@ ProblemResult TuneProblem(const BenchProblem& problem,
          run.variants.empty() ? NAN : run.variants.front().median_ms,
          run.baseline_ms});
   }
-  if (best >= 0) {
+  return result;
+}
+
+// A tuned problem's winner, into the cache and its file (after each
+// problem, so an interrupted run keeps what it found).
+void RecordTuned(const ProblemResult& result, const Flags& flags,
+                 TuningCache& cache) {
+  if (result.config_source == "tuned" && result.passed() &&
+      !result.variants.empty()) {
     TunedEntry entry;
     entry.key = result.key;
     entry.config = result.config;
@@ -260,7 +295,8 @@ ProblemResult TuneProblem(const BenchProblem& problem,
     entry.device = result.device;
     cache.Record(entry);
   }
-  return result;
+  if (absl::Status s = WriteTuningCache(flags.tune_cache, cache); !s.ok())
+    std::cerr << "\nkir-bench: " << s.message() << "\n";
 }
 
 int Main(int argc, char** argv) {
@@ -320,6 +356,20 @@ int Main(int argc, char** argv) {
       errors.push_back(CheckWritable("--tune-cache", flags.tune_cache));
     }
   }
+  std::optional<PreviousRun> previous;
+  if (!flags.resume.empty()) {
+    absl::StatusOr<PreviousRun> read = ReadPreviousRun(flags.resume);
+    if (!read.ok()) {
+      errors.push_back(absl::InvalidArgumentError(
+          absl::StrCat("kir-bench: --resume: ", read.status().message())));
+    } else {
+      RunInfo asked;
+      asked.pipelines = flags.pipelines;
+      asked.tune = flags.tune;
+      errors.push_back(CheckSameRun(*read, asked));
+      previous = *std::move(read);
+    }
+  }
   if (absl::Status s = JoinStatuses(errors); !s.ok()) {
     // Without a valid command line, pipeline or cache nothing can run.
     std::cerr << s.message() << "\n";
@@ -350,27 +400,75 @@ int Main(int argc, char** argv) {
   const bool input_errors = !list.errors.empty();
   if (absl::Status s = list.Errors(); !s.ok()) std::cerr << s.message() << "\n";
 
-  // The device, probed in a child: this process stays without CUDA, so
-  // its children can use it.
-  ProblemResult probe = RunInChild(
-      [] {
-        ProblemResult result;
-        absl::StatusOr<std::string> device = DescribeDevice();
-        result.status = device.ok() ? "passed" : "skipped";
-        result.device = device.ok() ? *device : "";
-        result.message =
-            device.ok() ? "" : std::string(device.status().message());
-        return result;
-      },
-      120, ProblemResult());
-  if (!probe.passed()) {
-    std::cout << "kir-bench: " << list.problems.size()
-              << " problem(s) read and checked"
-              << (input_errors
-                      ? absl::StrCat(", ", list.errors.size(), " error(s)")
-                      : "")
-              << "; skipped, no usable GPU: " << probe.message << "\n";
-    return input_errors ? 1 : 77;
+  // What each problem is (and, under --resume, whether an earlier run
+  // finished it).
+  std::vector<ProblemResult> results;
+  for (size_t p = 0; p < list.problems.size(); ++p) {
+    ProblemResult& identity =
+        results.emplace_back(IdentityOf(list.problems[p]));
+    identity.config = gen::DescribeConfig(chosen[p].config);
+    identity.config_source = chosen[p].source;
+  }
+  std::vector<size_t> to_run;
+  int finished_earlier = 0;
+  {
+    std::vector<std::optional<ProblemResult>> earlier(results.size());
+    if (previous) earlier = FinishedEarlier(*previous, results);
+    for (size_t p = 0; p < results.size(); ++p) {
+      if (earlier[p]) {
+        results[p] = *std::move(earlier[p]);
+        ++finished_earlier;
+      } else {
+        to_run.push_back(p);
+      }
+    }
+  }
+
+  // The devices, probed in a child: this process stays without CUDA, so
+  // its children (and workers) can use it.
+  const char* inherited_visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string inherited = inherited_visible ? inherited_visible : "";
+  std::vector<std::string> device_names;
+  if (!to_run.empty()) {
+    ProblemResult probe = RunInChild(
+        [] {
+          ProblemResult result;
+          absl::StatusOr<std::vector<std::string>> devices = DescribeDevices();
+          absl::StatusOr<std::string> usable = DescribeDevice();
+          result.status = usable.ok() ? "passed" : "skipped";
+          result.message =
+              usable.ok() ? "" : std::string(usable.status().message());
+          if (devices.ok()) result.log = absl::StrJoin(*devices, "\n");
+          return result;
+        },
+        120, ProblemResult());
+    if (!probe.passed()) {
+      std::cout << "kir-bench: " << list.problems.size()
+                << " problem(s) read and checked"
+                << (input_errors
+                        ? absl::StrCat(", ", list.errors.size(), " error(s)")
+                        : "")
+                << "; skipped, no usable GPU: " << probe.message << "\n";
+      return input_errors ? 1 : 77;
+    }
+    device_names = absl::StrSplit(probe.log, '\n');
+  }
+
+  // The workers' devices (--gpus), or this process's GPU 0.
+  std::vector<WorkerDevice> workers;
+  std::vector<int> indices = {0};
+  if (!flags.gpus.empty() && !to_run.empty()) {
+    absl::StatusOr<std::vector<int>> parsed =
+        ParseGpus(flags.gpus, static_cast<int>(device_names.size()));
+    if (!parsed.ok()) {
+      std::cerr << "kir-bench: " << parsed.status().message() << "\n";
+      return 1;
+    }
+    indices = *parsed;
+    for (int index : indices) {
+      const std::string visible = PinnedDevice(index, inherited);
+      workers.push_back({visible, visible});
+    }
   }
 
   RunInfo info;
@@ -378,38 +476,66 @@ int Main(int argc, char** argv) {
   info.pipelines = flags.pipelines;
   info.tune = flags.tune;
   info.commit = KIR_GIT_COMMIT;
-  info.device = probe.device;
+  // The GPUs that run problems: their name when they are all alike (as
+  // on one GPU), else each GPU's.
+  std::vector<std::string> used;
+  std::set<std::string> names;
+  for (int index : indices) {
+    if (index >= static_cast<int>(device_names.size())) continue;
+    used.push_back(absl::StrCat("GPU ", PinnedDevice(index, inherited), ": ",
+                                device_names[index]));
+    names.insert(device_names[index]);
+  }
+  if (names.size() == 1) {
+    info.device = *names.begin();
+  } else if (!used.empty()) {
+    info.device = absl::StrJoin(used, "; ");
+  } else if (!results.empty()) {
+    info.device = results.front().device;  // every problem ran earlier
+  }
   for (const ProblemError& error : list.errors)
     info.input_errors.push_back(std::string(error.status.message()));
-  std::cerr << "kir-bench: " << list.problems.size() << " problem(s) on "
-            << probe.device << "\n";
 
-  Progress progress(std::cerr, static_cast<int>(list.problems.size()),
-                    isatty(STDERR_FILENO) != 0);
-  std::vector<ProblemResult> results;
-  for (size_t p = 0; p < list.problems.size(); ++p) {
-    const BenchProblem& problem = list.problems[p];
-    if (flags.tune) {
-      results.push_back(
-          TuneProblem(problem, chosen[p], flags, progress, *cache));
-      // After each problem, so an interrupted run keeps what it found.
-      if (absl::Status s = WriteTuningCache(flags.tune_cache, *cache); !s.ok())
-        std::cerr << "\nkir-bench: " << s.message() << "\n";
-    } else {
-      progress.Start(problem.name);
-      ProblemResult identity = IdentityOf(problem);
-      identity.config = gen::DescribeConfig(chosen[p].config);
-      identity.config_source = chosen[p].source;
-      results.push_back(RunInChild(
-          [&] {
-            return RunBenchProblem(problem, chosen[p].config, chosen[p].source,
-                                   flags.bench);
-          },
-          flags.timeout, identity));
-    }
-    progress.Finish(results.back());
+  std::cerr << "kir-bench: " << to_run.size() << " problem(s) on "
+            << (workers.size() > 1
+                    ? absl::StrCat(workers.size(), " workers (",
+                                   absl::StrJoin(used, ", "), ")")
+                    : info.device);
+  if (previous) {
+    std::cerr << "; " << finished_earlier << " finished earlier ("
+              << previous->path << ")";
   }
-  progress.Done();
+  std::cerr << "\n";
+  Progress progress(std::cerr, static_cast<int>(to_run.size()),
+                    isatty(STDERR_FILENO) != 0);
+  const std::string label = PinnedDevice(0, inherited);
+  auto run_one = [&](size_t p, Progress* shown) {
+    const BenchProblem& problem = list.problems[p];
+    if (flags.tune) return TuneProblem(problem, chosen[p], flags, shown);
+    if (shown) shown->Start(problem.name);
+    return RunInChild(
+        [&] {
+          return RunBenchProblem(problem, chosen[p].config, chosen[p].source,
+                                 flags.bench);
+        },
+        flags.timeout, results[p]);
+  };
+  if (workers.empty()) {
+    for (size_t p : to_run) {
+      results[p] = run_one(p, &progress);
+      results[p].gpu = label;
+      if (flags.tune) RecordTuned(results[p], flags, *cache);
+      progress.Finish(results[p]);
+    }
+    progress.Done();
+  } else {
+    results = RunOnWorkers(
+        results, to_run, workers, [&](size_t p) { return run_one(p, nullptr); },
+        [&](size_t, const ProblemResult& result) {
+          if (flags.tune) RecordTuned(result, flags, *cache);
+        },
+        &progress);
+  }
 
   std::cout << FormatTable(results, info);
   bool hung = false, failed = false;
