@@ -107,6 +107,9 @@ absl::StatusOr<std::vector<int>> ParseGpus(absl::string_view value,
       absl::SimpleAtoi(value, &count)) {
     if (count < 1)
       return absl::InvalidArgumentError("--gpus takes a count >= 1");
+    if (count > kMaxWorkers)
+      return absl::InvalidArgumentError(
+          absl::StrCat("--gpus: at most ", kMaxWorkers, " workers"));
     if (count > available)
       return absl::InvalidArgumentError(absl::StrCat(
           "--gpus=", count, ": this host has ", available, " GPU(s)"));
@@ -128,6 +131,9 @@ absl::StatusOr<std::vector<int>> ParseGpus(absl::string_view value,
                        available, ", numbered from 0)"));
     devices.push_back(index);
   }
+  if (devices.size() > static_cast<size_t>(kMaxWorkers))
+    return absl::InvalidArgumentError(
+        absl::StrCat("--gpus: at most ", kMaxWorkers, " workers"));
   return devices;
 }
 

@@ -19,8 +19,9 @@ namespace kir::bench {
 
 // --gpus: "all", a count N (the first N devices) or a list "0,2,3" (an
 // index may repeat: several workers then share that GPU). `available`
-// devices, numbered from 0 in CUDA's order, can be named. Returns the
-// index of each worker's device.
+// devices, numbered from 0 in CUDA's order, can be named (a syntax check
+// alone: pass INT_MAX). Returns the index of each worker's device (at most
+// 1024 workers).
 absl::StatusOr<std::vector<int>> ParseGpus(absl::string_view value,
                                            int available);
 

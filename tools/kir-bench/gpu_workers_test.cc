@@ -67,8 +67,7 @@ TEST(GpuWorkers, ParsesAllACountAndAList) {
               HasSubstr("--gpus=4: this host has 3 GPU(s)"));
   EXPECT_THAT(ParseGpus("0,3", 3).status().message(),
               HasSubstr("no GPU 3 (this host has 3, numbered from 0)"));
-  EXPECT_THAT(ParseGpus("0", 3).status().message(),
-              HasSubstr("a count >= 1"));
+  EXPECT_THAT(ParseGpus("0", 3).status().message(), HasSubstr("a count >= 1"));
   for (const char* bad : {"x", "1,", "-1,2", "1;2", ""})
     EXPECT_THAT(ParseGpus(bad, 3).status().message(),
                 HasSubstr("--gpus takes all, a count, or a list"))
@@ -150,8 +149,7 @@ TEST(GpuWorkers, SeveralWorkersShareOneDevice) {
   const std::vector<ProblemResult> identities = Identities(6);
   const std::vector<ProblemResult> results = RunOnWorkers(
       identities, AllOf(identities), Devices({"0", "0", "0"}),
-      [&](size_t i) { return FakeWork(identities[i], 0.2); }, nullptr,
-      nullptr);
+      [&](size_t i) { return FakeWork(identities[i], 0.2); }, nullptr, nullptr);
   std::set<std::string> processes;
   for (const ProblemResult& result : results) {
     EXPECT_EQ(result.status, "passed");
@@ -187,10 +185,10 @@ TEST(GpuWorkers, AWorkerKilledMidProblemLosesOnlyThatProblem) {
       },
       nullptr, &progress);
   // Not the 60 s watchdog: the worker's death is noticed at once.
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                          start)
-                .count(),
-            30);
+  EXPECT_LT(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count(),
+      30);
   for (size_t i = 0; i < results.size(); ++i) {
     if (i == 2) continue;
     EXPECT_EQ(results[i].status, "passed") << i;
@@ -253,8 +251,9 @@ TEST(GpuWorkers, WithEveryDeviceRetiredTheRestIsReportedNotRun) {
   EXPECT_THAT(results[0].message, HasSubstr("died (exit code 7)"));
   for (size_t i = 1; i < results.size(); ++i) {
     EXPECT_EQ(results[i].status, "lost");
-    EXPECT_THAT(results[i].message,
-                HasSubstr("not run: no GPU left (GPU 3: its worker died 1 time)"));
+    EXPECT_THAT(
+        results[i].message,
+        HasSubstr("not run: no GPU left (GPU 3: its worker died 1 time)"));
   }
 }
 

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -356,6 +357,14 @@ int Main(int argc, char** argv) {
       errors.push_back(CheckWritable("--tune-cache", flags.tune_cache));
     }
   }
+  if (!flags.gpus.empty() && flags.gpus != "all") {
+    // The form now; the indices once the GPUs are known.
+    absl::StatusOr<std::vector<int>> gpus =
+        ParseGpus(flags.gpus, std::numeric_limits<int>::max());
+    if (!gpus.ok())
+      errors.push_back(absl::InvalidArgumentError(
+          absl::StrCat("kir-bench: ", gpus.status().message())));
+  }
   std::optional<PreviousRun> previous;
   if (!flags.resume.empty()) {
     absl::StatusOr<PreviousRun> read = ReadPreviousRun(flags.resume);
@@ -469,6 +478,12 @@ int Main(int argc, char** argv) {
       const std::string visible = PinnedDevice(index, inherited);
       workers.push_back({visible, visible});
     }
+  }
+
+  if (std::set<int>(indices.begin(), indices.end()).size() < indices.size()) {
+    std::cerr << "kir-bench: several workers share a GPU: their kernels and "
+                 "baselines run at the same time, so their times disturb "
+                 "each other (checking correctness, not timing)\n";
   }
 
   RunInfo info;
