@@ -283,11 +283,17 @@ std::vector<ProblemResult> RunOnWorkers(
         // Every complete answer in the buffer.
         while (true) {
           const size_t newline = worker.received.find('\n');
+          if (newline == std::string::npos) break;
           size_t length = 0;
-          if (newline == std::string::npos ||
-              !absl::SimpleAtoi(worker.received.substr(0, newline), &length) ||
-              worker.received.size() < newline + 1 + length)
+          if (!absl::SimpleAtoi(worker.received.substr(0, newline), &length) ||
+              worker.current < 0) {
+            // Not the protocol (or an answer nobody asked for): the worker
+            // is broken; its end of file reports its problem lost.
+            kill(worker.pid, SIGKILL);
+            worker.received.clear();
             break;
+          }
+          if (worker.received.size() < newline + 1 + length) break;
           const std::string text = worker.received.substr(newline + 1, length);
           worker.received.erase(0, newline + 1 + length);
           const size_t index = static_cast<size_t>(worker.current);

@@ -1,9 +1,11 @@
 #include "tools/kir-bench/gpu_workers.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -49,6 +51,19 @@ ProblemResult FakeWork(const ProblemResult& identity, double seconds) {
   result.device = absl::StrCat("fake device ", visible ? visible : "none");
   result.log = absl::StrCat(getpid());
   return result;
+}
+
+// Whether `pid` is gone within two seconds: dead, or a zombie left for
+// whoever adopted it to reap. Kills it if not.
+bool GoneSoon(pid_t pid) {
+  for (int i = 0; i < 400; ++i) {
+    std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
+    std::string pid_text, name, state;
+    if (!(stat >> pid_text >> name >> state) || state == "Z") return true;
+    usleep(5000);
+  }
+  kill(pid, SIGKILL);
+  return false;
 }
 
 std::vector<WorkerDevice> Devices(std::vector<std::string> visible) {
@@ -204,15 +219,8 @@ TEST(GpuWorkers, AWorkerKilledMidProblemLosesOnlyThatProblem) {
   pid_t orphan = 0;
   ASSERT_TRUE(in >> orphan);
   std::remove(pid_file.c_str());
-  bool gone = false;
-  for (int i = 0; i < 400 && !gone; ++i) {
-    std::ifstream stat(absl::StrCat("/proc/", orphan, "/stat"));
-    std::string pid_text, name, state;
-    gone = !(stat >> pid_text >> name >> state) || state == "Z";
-    if (!gone) usleep(5000);
-  }
-  EXPECT_TRUE(gone) << "process " << orphan << " outlived its worker";
-  if (!gone) kill(orphan, SIGKILL);
+  EXPECT_TRUE(GoneSoon(orphan))
+      << "process " << orphan << " outlived its worker";
 }
 
 TEST(GpuWorkers, ADeviceWhoseWorkersKeepDyingIsRetired) {
@@ -255,6 +263,60 @@ TEST(GpuWorkers, WithEveryDeviceRetiredTheRestIsReportedNotRun) {
         results[i].message,
         HasSubstr("not run: no GPU left (GPU 3: its worker died 1 time)"));
   }
+}
+
+TEST(GpuWorkers, InterruptingKirBenchStopsEveryWorkerAndItsProblem) {
+  // Each worker's problem process sends its pid back, then hangs.
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const std::vector<ProblemResult> identities = Identities(4);
+  const pid_t bench = fork();
+  ASSERT_GE(bench, 0);
+  if (bench == 0) {
+    close(pipe_fds[0]);
+    RunOnWorkers(
+        identities, AllOf(identities), Devices({"0", "1"}),
+        [&](size_t i) {
+          return RunInChild(
+              [&] {
+                const pid_t self = getpid();
+                if (write(pipe_fds[1], &self, sizeof(self)) != sizeof(self))
+                  _exit(1);
+                while (true) pause();
+                return ProblemResult();
+              },
+              /*timeout_seconds=*/60, identities[i]);
+        },
+        nullptr, nullptr);
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  pid_t problems[2] = {0, 0};
+  for (pid_t& problem : problems)
+    ASSERT_EQ(read(pipe_fds[0], &problem, sizeof(problem)),
+              static_cast<ssize_t>(sizeof(problem)));
+  close(pipe_fds[0]);
+  kill(bench, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(bench, &status, 0), bench);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  for (pid_t problem : problems)
+    EXPECT_TRUE(GoneSoon(problem)) << "process " << problem << " still runs";
+}
+
+TEST(GpuWorkers, WhatAProblemPrintsDoesNotDisturbTheQueue) {
+  // Answers travel on a pipe of their own, not on stdout.
+  const std::vector<ProblemResult> identities = Identities(3);
+  const std::vector<ProblemResult> results = RunOnWorkers(
+      identities, AllOf(identities), Devices({"0"}),
+      [&](size_t i) {
+        std::printf("12\nnot an answer\n");
+        std::fflush(stdout);
+        return FakeWork(identities[i], 0);
+      },
+      nullptr, nullptr);
+  for (const ProblemResult& result : results)
+    EXPECT_EQ(result.status, "passed");
 }
 
 }  // namespace
