@@ -69,7 +69,6 @@ bool WriteAll(int fd, absl::string_view data) {
 }
 
 struct Worker {
-  size_t device = 0;
   pid_t pid = -1;
   int commands = -1;  // parent -> worker
   int results = -1;   // worker -> parent
@@ -162,7 +161,6 @@ std::vector<ProblemResult> RunOnWorkers(
   // its write end: each worker closes the others' pipes.
   auto start = [&](size_t w) {
     Worker& worker = workers[w];
-    worker.device = w;
     worker.received.clear();
     worker.current = -1;
     int commands[2], answers[2];
@@ -174,6 +172,7 @@ std::vector<ProblemResult> RunOnWorkers(
     }
     std::cout.flush();
     std::cerr.flush();
+    const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) {
       for (int fd : {commands[0], commands[1], answers[0], answers[1]})
@@ -185,6 +184,7 @@ std::vector<ProblemResult> RunOnWorkers(
       ::signal(SIGPIPE, SIG_DFL);
       // An orphaned worker stops (and so does its problem's process).
       prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != parent) _exit(1);
       for (Worker& other : workers) CloseWorkerPipes(other);
       close(commands[1]);
       close(answers[0]);
