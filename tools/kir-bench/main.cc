@@ -8,6 +8,7 @@
 // the whole CSV was read and checked, and only when it had no error).
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -48,6 +49,8 @@
 
 namespace kir::bench {
 namespace {
+
+constexpr std::chrono::seconds kCheckpointPeriod{10};
 
 constexpr char kUsage[] = R"(usage: kir-bench PROBLEMS.csv [options]
 
@@ -214,11 +217,17 @@ absl::Status CheckWritable(absl::string_view flag, const std::string& path) {
       absl::StrCat("kir-bench: ", flag, ": cannot write '", path, "'"));
 }
 
+// Through a temporary file renamed into place: a reader (or a run
+// interrupted while writing) never sees half a report.
 absl::Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
+  const std::string temporary = absl::StrCat(path, ".tmp.", getpid());
+  std::ofstream out(temporary, std::ios::binary);
   out << text;
-  if (!out)
+  out.close();
+  if (out.fail() || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
     return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+  }
   return absl::OkStatus();
 }
 
@@ -429,6 +438,8 @@ int Main(int argc, char** argv) {
         ++finished_earlier;
       } else {
         to_run.push_back(p);
+        results[p].status = "pending";
+        results[p].message = "not run yet (the run was interrupted)";
       }
     }
   }
@@ -523,6 +534,21 @@ int Main(int argc, char** argv) {
   std::cerr << "\n";
   Progress progress(std::cerr, static_cast<int>(to_run.size()),
                     isatty(STDERR_FILENO) != 0);
+  // With --json, the report so far is rewritten every 10 s or so (rows
+  // not run yet are "pending"): an interrupted run leaves a report that
+  // --resume goes on from.
+  std::vector<ProblemResult> so_far = results;
+  auto last_checkpoint = std::chrono::steady_clock::now();
+  auto checkpoint = [&](size_t p, const ProblemResult& result) {
+    so_far[p] = result;
+    const auto now = std::chrono::steady_clock::now();
+    if (flags.json_out.empty() || now - last_checkpoint < kCheckpointPeriod)
+      return;
+    last_checkpoint = now;
+    if (absl::Status s = WriteText(flags.json_out, FormatJson(so_far, info));
+        !s.ok())
+      std::cerr << "\nkir-bench: " << s.message() << "\n";
+  };
   const std::string label = PinnedDevice(0, inherited);
   auto run_one = [&](size_t p, Progress* shown) {
     const BenchProblem& problem = list.problems[p];
@@ -540,14 +566,16 @@ int Main(int argc, char** argv) {
       results[p] = run_one(p, &progress);
       results[p].gpu = label;
       if (flags.tune) RecordTuned(results[p], flags, *cache);
+      checkpoint(p, results[p]);
       progress.Finish(results[p]);
     }
     progress.Done();
   } else {
     results = RunOnWorkers(
         results, to_run, workers, [&](size_t p) { return run_one(p, nullptr); },
-        [&](size_t, const ProblemResult& result) {
+        [&](size_t p, const ProblemResult& result) {
           if (flags.tune) RecordTuned(result, flags, *cache);
+          checkpoint(p, result);
         },
         &progress);
   }

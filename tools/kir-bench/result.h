@@ -43,7 +43,8 @@ struct ProblemResult {
   std::string config;         // the configuration run
   std::string config_source;  // "heuristic", "tuned" or "cache"
   // passed | mismatch | error | hang | crash | skipped | lost (the worker
-  // process running it died: --gpus)
+  // process running it died: --gpus) | pending (not run yet, in the report
+  // an interrupted run leaves)
   std::string status;
   std::string message;  // why, for anything but passed
   std::string device;

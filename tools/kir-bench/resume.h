@@ -29,8 +29,9 @@ absl::StatusOr<PreviousRun> ParsePreviousRun(absl::string_view json,
 absl::StatusOr<PreviousRun> ReadPreviousRun(const std::string& path);
 
 // Whether a result is final: passed, or failed for a reason a re-run would
-// not change (a mismatch, an error). A hang, a crash, a lost worker or a
-// skip (no GPU) is run again.
+// not change (a mismatch, an error). A hang, a crash, a lost worker, a
+// skip (no GPU) or a problem an interrupted run had not reached (pending)
+// is run again.
 bool IsFinished(const ProblemResult& result);
 
 // An error unless the earlier run measured the same thing: the same

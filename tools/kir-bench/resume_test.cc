@@ -90,7 +90,7 @@ TEST(Resume, TransientFailuresRunAgain) {
   EXPECT_TRUE(IsFinished(Row("a", "passed")));
   EXPECT_TRUE(IsFinished(Row("a", "mismatch")));
   EXPECT_TRUE(IsFinished(Row("a", "error")));
-  for (const char* status : {"hang", "crash", "lost", "skipped"})
+  for (const char* status : {"hang", "crash", "lost", "skipped", "pending"})
     EXPECT_FALSE(IsFinished(Row("a", status))) << status;
 }
 
