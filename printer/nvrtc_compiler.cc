@@ -222,8 +222,11 @@ void WriteFileAtomically(const std::string& path, absl::string_view contents) {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
     if (!file) return;
     file.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    if (!file) {
-      file.close();
+    // A short entry must never be renamed into place: small contents reach
+    // the file only when the buffer is flushed, at close (a full disk, a
+    // file size limit), so that is checked too.
+    file.close();
+    if (file.fail()) {
       std::remove(temporary.c_str());
       return;
     }

@@ -11,8 +11,9 @@
 // caught here, without a GPU. Results are cached on disk, keyed by the
 // SHA-256 of the source, the NVRTC version, the options and the target,
 // under $KIR_CACHE_DIR (else ~/.cache/kir); entries are written to a
-// temporary file and renamed into place, so concurrent compilations never
-// see a partial entry.
+// temporary file and renamed into place only once wholly written, so
+// concurrent compilations (kir-bench's workers on several GPUs share the
+// cache) never see a partial entry.
 #ifndef KIR_PRINTER_NVRTC_COMPILER_H_
 #define KIR_PRINTER_NVRTC_COMPILER_H_
 

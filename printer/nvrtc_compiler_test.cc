@@ -3,10 +3,12 @@
 // on-disk cache. Skipped where NVRTC cannot be loaded.
 #include "printer/nvrtc_compiler.h"
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -159,6 +161,40 @@ TEST(NvrtcCompilerTest, CachesByContentAndOptions) {
     ++count;
   }
   EXPECT_EQ(count, 6);  // three entries, each with its log
+  fs::remove_all(options.cache_dir);
+}
+
+TEST(NvrtcCompilerTest, AWriteThatFailsLeavesNoEntry) {
+  // Workers on several GPUs share the cache: a writer that cannot write a
+  // whole entry (here a file size limit below the PTX's size; a full disk
+  // alike) must leave nothing that a later compilation would take for
+  // the output.
+  KIR_REQUIRE_NVRTC();
+  NvrtcOptions options;
+  options.cache_dir = FreshDirectory("kir_nvrtc_short_write");
+  options.line_info = false;
+  const pid_t writer = fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit = {64, 64};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    _exit(CompileToPtx(kKernel, "compute_90a", options).ok() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(writer, &status, 0), writer);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  for (const auto& entry : fs::directory_iterator(options.cache_dir)) {
+    EXPECT_NE(entry.path().extension(), ".ptx") << entry.path();
+    EXPECT_FALSE(absl::StrContains(entry.path().string(), ".tmp."))
+        << entry.path();
+  }
+  NvrtcCompileInfo info;
+  absl::StatusOr<std::string> ptx =
+      CompileToPtx(kKernel, "compute_90a", options, &info);
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  EXPECT_FALSE(info.cache_hit);
+  EXPECT_TRUE(absl::StrContains(*ptx, ".entry scale(")) << *ptx;
   fs::remove_all(options.cache_dir);
 }
 

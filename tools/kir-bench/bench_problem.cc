@@ -25,6 +25,25 @@ absl::StatusOr<std::string> DescribeDevice() {
                       device->sm_count, " SMs)");
 }
 
+absl::StatusOr<std::vector<std::string>> DescribeDevices() {
+  int count = 0;
+  if (const cudaError_t error = cudaGetDeviceCount(&count);
+      error != cudaSuccess) {
+    return absl::UnavailableError(absl::StrCat(
+        "no usable CUDA driver or device: ", cudaGetErrorString(error)));
+  }
+  if (count == 0) return absl::UnavailableError("no CUDA device");
+  std::vector<std::string> devices;
+  for (int d = 0; d < count; ++d) {
+    cudaDeviceProp properties;
+    KIR_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&properties, d));
+    devices.push_back(absl::StrCat(properties.name, " (sm_", properties.major,
+                                   properties.minor, ", ",
+                                   properties.multiProcessorCount, " SMs)"));
+  }
+  return devices;
+}
+
 ProblemResult RunBenchProblem(const BenchProblem& problem,
                               const gen::MatmulConfig& config,
                               const std::string& config_source,

@@ -36,6 +36,12 @@ ProblemResult RunBenchProblem(const BenchProblem& problem,
 // kUnavailable. Initializes CUDA: call it in a child process.
 absl::StatusOr<std::string> DescribeDevice();
 
+// Every GPU CUDA sees from this process, in CUDA's order (what
+// CUDA_VISIBLE_DEVICES indices name), each described as DescribeDevice
+// does; kUnavailable without a driver or a device. Initializes CUDA: call
+// it in a child process.
+absl::StatusOr<std::vector<std::string>> DescribeDevices();
+
 // A file name for a problem's generated kernel: its key without spaces.
 std::string KernelFileStem(const BenchProblem& problem);
 

@@ -8,13 +8,16 @@
 // the whole CSV was read and checked, and only when it had no error).
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,15 +26,19 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "ir/diagnostics.h"
 #include "parser/source_reader.h"
 #include "passes/pipeline.h"
 #include "re2/re2.h"
 #include "tools/kir-bench/bench_problem.h"
 #include "tools/kir-bench/config_choice.h"
+#include "tools/kir-bench/gpu_workers.h"
 #include "tools/kir-bench/problem_loop.h"
 #include "tools/kir-bench/problems.h"
 #include "tools/kir-bench/report.h"
+#include "tools/kir-bench/resume.h"
 #include "tools/kir-bench/tune_cache.h"
 #include "tools/kir-bench/tune_space.h"
 #include "tools/kir-gen/matmul.h"
@@ -43,6 +50,8 @@
 namespace kir::bench {
 namespace {
 
+constexpr std::chrono::seconds kCheckpointPeriod{10};
+
 constexpr char kUsage[] = R"(usage: kir-bench PROBLEMS.csv [options]
 
 For each problem of the CSV (columns m,n,k[,a_major,b_major,dtype,out_dtype,
@@ -51,6 +60,18 @@ tuning cache's winner with --tune-cache, else kir-gen's heuristic), generates
 the kernel, lowers it with the pipeline, compiles it, checks it against the
 reference and times it against cuBLASLt in the same process. Each problem
 runs in a process of its own: a hang or a crash costs only that problem.
+
+  --gpus all|N|LIST    one worker process per GPU (all of them, the first N,
+                       or a list such as 0,2,3; an index may repeat to run
+                       several workers on one GPU), each pinned with
+                       CUDA_VISIBLE_DEVICES, taking the next problem as it
+                       finishes one; each problem and its cuBLASLt baseline
+                       run on one GPU, recorded in its row; a worker that
+                       dies loses only its problem (status lost)
+  --resume FILE.json   an earlier run's --json report: the problems it
+                       finished (passed, mismatch, error) with the same
+                       name, shape and configuration are not run again and
+                       their rows join this run's outputs
 
   --pipeline P         lowering pipeline (default: default)
   --compare P1 P2 ...  every problem with each pipeline, checked, then timed
@@ -87,6 +108,8 @@ struct Flags {
   std::string filter;
   std::string csv_out, json_out, plot_out, log_out, dump_dir;
   double timeout = 300;
+  std::string gpus;  // empty: this process's GPU 0, no workers
+  std::string resume;
   BenchOptions bench;
 };
 
@@ -133,6 +156,11 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       flags.tune_cache = value;
     } else if (value_of("--tune-limit", value, error)) {
       positive("--tune-limit", flags.tune_limit);
+    } else if (value_of("--gpus", value, error)) {
+      flags.gpus = value;
+      if (value.empty()) error = "--gpus takes all, a count or a list";
+    } else if (value_of("--resume", value, error)) {
+      flags.resume = value;
     } else if (value_of("--filter", value, error)) {
       flags.filter = value;
     } else if (value_of("--csv", value, error)) {
@@ -189,19 +217,27 @@ absl::Status CheckWritable(absl::string_view flag, const std::string& path) {
       absl::StrCat("kir-bench: ", flag, ": cannot write '", path, "'"));
 }
 
+// Through a temporary file renamed into place: a reader (or a run
+// interrupted while writing) never sees half a report.
 absl::Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
+  const std::string temporary = absl::StrCat(path, ".tmp.", getpid());
+  std::ofstream out(temporary, std::ios::binary);
   out << text;
-  if (!out)
+  out.close();
+  if (out.fail() || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
     return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+  }
   return absl::OkStatus();
 }
 
 // --tune for one problem: every candidate in a child of its own; the
 // fastest that passed, relative to cuBLASLt in its own process, wins.
+// Runs in a worker under --gpus (without `progress` there); the caller
+// records the winner (RecordTuned).
 ProblemResult TuneProblem(const BenchProblem& problem,
                           const ChosenConfig& start, const Flags& flags,
-                          Progress& progress, TuningCache& cache) {
+                          Progress* progress) {
   const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
       problem.matmul, start.config,
       [&](const gen::MatmulConfig& config) {
@@ -216,8 +252,9 @@ ProblemResult TuneProblem(const BenchProblem& problem,
     return result;
   }
   for (size_t c = 0; c < candidates.size(); ++c) {
-    progress.Start(
-        absl::StrCat(problem.name, " [", c + 1, "/", candidates.size(), "]"));
+    if (progress)
+      progress->Start(
+          absl::StrCat(problem.name, " [", c + 1, "/", candidates.size(), "]"));
     ProblemResult identity = IdentityOf(problem);
     identity.config = gen::DescribeConfig(candidates[c]);
     runs.push_back(RunInChild(
@@ -251,7 +288,15 @@ ProblemResult TuneProblem(const BenchProblem& problem,
          run.variants.empty() ? NAN : run.variants.front().median_ms,
          run.baseline_ms});
   }
-  if (best >= 0) {
+  return result;
+}
+
+// A tuned problem's winner, into the cache and its file (after each
+// problem, so an interrupted run keeps what it found).
+void RecordTuned(const ProblemResult& result, const Flags& flags,
+                 TuningCache& cache) {
+  if (result.config_source == "tuned" && result.passed() &&
+      !result.variants.empty()) {
     TunedEntry entry;
     entry.key = result.key;
     entry.config = result.config;
@@ -260,7 +305,8 @@ ProblemResult TuneProblem(const BenchProblem& problem,
     entry.device = result.device;
     cache.Record(entry);
   }
-  return result;
+  if (absl::Status s = WriteTuningCache(flags.tune_cache, cache); !s.ok())
+    std::cerr << "\nkir-bench: " << s.message() << "\n";
 }
 
 int Main(int argc, char** argv) {
@@ -320,6 +366,28 @@ int Main(int argc, char** argv) {
       errors.push_back(CheckWritable("--tune-cache", flags.tune_cache));
     }
   }
+  if (!flags.gpus.empty() && flags.gpus != "all") {
+    // The form now; the indices once the GPUs are known.
+    absl::StatusOr<std::vector<int>> gpus =
+        ParseGpus(flags.gpus, std::numeric_limits<int>::max());
+    if (!gpus.ok())
+      errors.push_back(absl::InvalidArgumentError(
+          absl::StrCat("kir-bench: ", gpus.status().message())));
+  }
+  std::optional<PreviousRun> previous;
+  if (!flags.resume.empty()) {
+    absl::StatusOr<PreviousRun> read = ReadPreviousRun(flags.resume);
+    if (!read.ok()) {
+      errors.push_back(absl::InvalidArgumentError(
+          absl::StrCat("kir-bench: --resume: ", read.status().message())));
+    } else {
+      RunInfo asked;
+      asked.pipelines = flags.pipelines;
+      asked.tune = flags.tune;
+      errors.push_back(CheckSameRun(*read, asked));
+      previous = *std::move(read);
+    }
+  }
   if (absl::Status s = JoinStatuses(errors); !s.ok()) {
     // Without a valid command line, pipeline or cache nothing can run.
     std::cerr << s.message() << "\n";
@@ -350,27 +418,83 @@ int Main(int argc, char** argv) {
   const bool input_errors = !list.errors.empty();
   if (absl::Status s = list.Errors(); !s.ok()) std::cerr << s.message() << "\n";
 
-  // The device, probed in a child: this process stays without CUDA, so
-  // its children can use it.
-  ProblemResult probe = RunInChild(
-      [] {
-        ProblemResult result;
-        absl::StatusOr<std::string> device = DescribeDevice();
-        result.status = device.ok() ? "passed" : "skipped";
-        result.device = device.ok() ? *device : "";
-        result.message =
-            device.ok() ? "" : std::string(device.status().message());
-        return result;
-      },
-      120, ProblemResult());
-  if (!probe.passed()) {
-    std::cout << "kir-bench: " << list.problems.size()
-              << " problem(s) read and checked"
-              << (input_errors
-                      ? absl::StrCat(", ", list.errors.size(), " error(s)")
-                      : "")
-              << "; skipped, no usable GPU: " << probe.message << "\n";
-    return input_errors ? 1 : 77;
+  // What each problem is (and, under --resume, whether an earlier run
+  // finished it).
+  std::vector<ProblemResult> results;
+  for (size_t p = 0; p < list.problems.size(); ++p) {
+    ProblemResult& identity =
+        results.emplace_back(IdentityOf(list.problems[p]));
+    identity.config = gen::DescribeConfig(chosen[p].config);
+    identity.config_source = chosen[p].source;
+  }
+  std::vector<size_t> to_run;
+  int finished_earlier = 0;
+  {
+    std::vector<std::optional<ProblemResult>> earlier(results.size());
+    if (previous) earlier = FinishedEarlier(*previous, results);
+    for (size_t p = 0; p < results.size(); ++p) {
+      if (earlier[p]) {
+        results[p] = *std::move(earlier[p]);
+        ++finished_earlier;
+      } else {
+        to_run.push_back(p);
+        results[p].status = "pending";
+        results[p].message = "not run yet (the run was interrupted)";
+      }
+    }
+  }
+
+  // The devices, probed in a child: this process stays without CUDA, so
+  // its children (and workers) can use it.
+  const char* inherited_visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string inherited = inherited_visible ? inherited_visible : "";
+  std::vector<std::string> device_names;
+  if (!to_run.empty()) {
+    ProblemResult probe = RunInChild(
+        [] {
+          ProblemResult result;
+          absl::StatusOr<std::vector<std::string>> devices = DescribeDevices();
+          absl::StatusOr<std::string> usable = DescribeDevice();
+          result.status = usable.ok() ? "passed" : "skipped";
+          result.message =
+              usable.ok() ? "" : std::string(usable.status().message());
+          if (devices.ok()) result.log = absl::StrJoin(*devices, "\n");
+          return result;
+        },
+        120, ProblemResult());
+    if (!probe.passed()) {
+      std::cout << "kir-bench: " << list.problems.size()
+                << " problem(s) read and checked"
+                << (input_errors
+                        ? absl::StrCat(", ", list.errors.size(), " error(s)")
+                        : "")
+                << "; skipped, no usable GPU: " << probe.message << "\n";
+      return input_errors ? 1 : 77;
+    }
+    device_names = absl::StrSplit(probe.log, '\n');
+  }
+
+  // The workers' devices (--gpus), or this process's GPU 0.
+  std::vector<WorkerDevice> workers;
+  std::vector<int> indices = {0};
+  if (!flags.gpus.empty() && !to_run.empty()) {
+    absl::StatusOr<std::vector<int>> parsed =
+        ParseGpus(flags.gpus, static_cast<int>(device_names.size()));
+    if (!parsed.ok()) {
+      std::cerr << "kir-bench: " << parsed.status().message() << "\n";
+      return 1;
+    }
+    indices = *parsed;
+    for (int index : indices) {
+      const std::string visible = PinnedDevice(index, inherited);
+      workers.push_back({visible, visible});
+    }
+  }
+
+  if (std::set<int>(indices.begin(), indices.end()).size() < indices.size()) {
+    std::cerr << "kir-bench: several workers share a GPU: their kernels and "
+                 "baselines run at the same time, so their times disturb "
+                 "each other (checking correctness, not timing)\n";
   }
 
   RunInfo info;
@@ -378,38 +502,83 @@ int Main(int argc, char** argv) {
   info.pipelines = flags.pipelines;
   info.tune = flags.tune;
   info.commit = KIR_GIT_COMMIT;
-  info.device = probe.device;
+  // The GPUs that run problems: their name when they are all alike (as
+  // on one GPU), else each GPU's.
+  std::vector<std::string> used;
+  std::set<std::string> names;
+  for (int index : indices) {
+    if (index >= static_cast<int>(device_names.size())) continue;
+    used.push_back(absl::StrCat("GPU ", PinnedDevice(index, inherited), ": ",
+                                device_names[index]));
+    names.insert(device_names[index]);
+  }
+  if (names.size() == 1) {
+    info.device = *names.begin();
+  } else if (!used.empty()) {
+    info.device = absl::StrJoin(used, "; ");
+  } else if (!results.empty()) {
+    info.device = results.front().device;  // every problem ran earlier
+  }
   for (const ProblemError& error : list.errors)
     info.input_errors.push_back(std::string(error.status.message()));
-  std::cerr << "kir-bench: " << list.problems.size() << " problem(s) on "
-            << probe.device << "\n";
 
-  Progress progress(std::cerr, static_cast<int>(list.problems.size()),
-                    isatty(STDERR_FILENO) != 0);
-  std::vector<ProblemResult> results;
-  for (size_t p = 0; p < list.problems.size(); ++p) {
-    const BenchProblem& problem = list.problems[p];
-    if (flags.tune) {
-      results.push_back(
-          TuneProblem(problem, chosen[p], flags, progress, *cache));
-      // After each problem, so an interrupted run keeps what it found.
-      if (absl::Status s = WriteTuningCache(flags.tune_cache, *cache); !s.ok())
-        std::cerr << "\nkir-bench: " << s.message() << "\n";
-    } else {
-      progress.Start(problem.name);
-      ProblemResult identity = IdentityOf(problem);
-      identity.config = gen::DescribeConfig(chosen[p].config);
-      identity.config_source = chosen[p].source;
-      results.push_back(RunInChild(
-          [&] {
-            return RunBenchProblem(problem, chosen[p].config, chosen[p].source,
-                                   flags.bench);
-          },
-          flags.timeout, identity));
-    }
-    progress.Finish(results.back());
+  std::cerr << "kir-bench: " << to_run.size() << " problem(s) on "
+            << (workers.size() > 1
+                    ? absl::StrCat(workers.size(), " workers (",
+                                   absl::StrJoin(used, ", "), ")")
+                    : info.device);
+  if (previous) {
+    std::cerr << "; " << finished_earlier << " finished earlier ("
+              << previous->path << ")";
   }
-  progress.Done();
+  std::cerr << "\n";
+  Progress progress(std::cerr, static_cast<int>(to_run.size()),
+                    isatty(STDERR_FILENO) != 0);
+  // With --json, the report so far is rewritten every 10 s or so (rows
+  // not run yet are "pending"): an interrupted run leaves a report that
+  // --resume goes on from.
+  std::vector<ProblemResult> so_far = results;
+  auto last_checkpoint = std::chrono::steady_clock::now();
+  auto checkpoint = [&](size_t p, const ProblemResult& result) {
+    so_far[p] = result;
+    const auto now = std::chrono::steady_clock::now();
+    if (flags.json_out.empty() || now - last_checkpoint < kCheckpointPeriod)
+      return;
+    last_checkpoint = now;
+    if (absl::Status s = WriteText(flags.json_out, FormatJson(so_far, info));
+        !s.ok())
+      std::cerr << "\nkir-bench: " << s.message() << "\n";
+  };
+  const std::string label = PinnedDevice(0, inherited);
+  auto run_one = [&](size_t p, Progress* shown) {
+    const BenchProblem& problem = list.problems[p];
+    if (flags.tune) return TuneProblem(problem, chosen[p], flags, shown);
+    if (shown) shown->Start(problem.name);
+    return RunInChild(
+        [&] {
+          return RunBenchProblem(problem, chosen[p].config, chosen[p].source,
+                                 flags.bench);
+        },
+        flags.timeout, results[p]);
+  };
+  if (workers.empty()) {
+    for (size_t p : to_run) {
+      results[p] = run_one(p, &progress);
+      results[p].gpu = label;
+      if (flags.tune) RecordTuned(results[p], flags, *cache);
+      checkpoint(p, results[p]);
+      progress.Finish(results[p]);
+    }
+    progress.Done();
+  } else {
+    results = RunOnWorkers(
+        results, to_run, workers, [&](size_t p) { return run_one(p, nullptr); },
+        [&](size_t p, const ProblemResult& result) {
+          if (flags.tune) RecordTuned(result, flags, *cache);
+          checkpoint(p, result);
+        },
+        &progress);
+  }
 
   std::cout << FormatTable(results, info);
   bool hung = false, failed = false;

@@ -1,6 +1,7 @@
 #include "tools/kir-bench/problem_loop.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,6 +83,7 @@ ProblemResult RunInChild(const std::function<ProblemResult()>& work,
   if (path.size() < sizeof(running_result_path))
     std::memcpy(running_result_path, path.c_str(), path.size() + 1);
   SetSignalHandlers(KillChildAndDie);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     std::remove(path.c_str());
@@ -93,6 +95,10 @@ ProblemResult RunInChild(const std::function<ProblemResult()>& work,
     // Its own process group, so the watchdog kills whatever it starts too.
     setpgid(0, 0);
     SetSignalHandlers(SIG_DFL);
+    // Outside the terminal's group it would outlive a killed parent (a
+    // --gpus worker) and hold its GPU: it dies with it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
     const ProblemResult result = work();
     {
       std::ofstream out(path, std::ios::binary);

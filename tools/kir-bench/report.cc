@@ -222,7 +222,7 @@ std::string FormatCsv(const std::vector<ProblemResult>& results,
       "status,message,kernel_ms,kernel_min_ms,kernel_max_ms,tflops,"
       "cublas_ms,percent_of_cublas,ratio_to_p1,max_abs_error,max_rel_error,"
       "registers,spill_bytes,shared_bytes,heuristic_config,heuristic_ms,"
-      "heuristic_cublas_ms,device,seconds\n";
+      "heuristic_cublas_ms,device,gpu,seconds\n";
   for (const ProblemResult& result : results) {
     const size_t count = std::max<size_t>(1, result.variants.size());
     for (size_t v = 0; v < count; ++v) {
@@ -258,6 +258,7 @@ std::string FormatCsv(const std::vector<ProblemResult>& results,
           CsvNumber(result.heuristic_ms),
           CsvNumber(result.heuristic_cublas_ms),
           CsvField(result.device),
+          CsvField(result.gpu),
           CsvNumber(result.seconds)};
       out += absl::StrJoin(fields, ",") + "\n";
     }
@@ -316,6 +317,7 @@ std::string FormatJson(const std::vector<ProblemResult>& results,
                     ", \"status\": ", JsonString(r.status),
                     ", \"message\": ", JsonString(r.message),
                     ", \"device\": ", JsonString(r.device),
+                    ", \"gpu\": ", JsonString(r.gpu),
                     ", \"seconds\": ", JsonNumber(r.seconds),
                     ", \"baseline\": {\"name\": ", JsonString(r.baseline_name),
                     ", \"median_ms\": ", JsonNumber(r.baseline_ms),

@@ -77,6 +77,7 @@ std::string SerializeResult(const ProblemResult& r) {
   field("status", r.status);
   field("message", r.message);
   field("device", r.device);
+  field("gpu", r.gpu);
   field("baseline_name", r.baseline_name);
   field("baseline_ms", Number(r.baseline_ms));
   field("baseline_repeat_ms", Numbers(r.baseline_repeat_ms));
@@ -200,6 +201,8 @@ absl::StatusOr<ProblemResult> DeserializeResult(absl::string_view text) {
       r.message = value;
     else if (name == "device")
       r.device = value;
+    else if (name == "gpu")
+      r.gpu = value;
     else if (name == "baseline_name")
       r.baseline_name = value;
     else if (name == "baseline_ms")

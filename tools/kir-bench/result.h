@@ -42,10 +42,15 @@ struct ProblemResult {
   double flops = 0;
   std::string config;         // the configuration run
   std::string config_source;  // "heuristic", "tuned" or "cache"
-  // passed | mismatch | error | hang | crash | skipped
+  // passed | mismatch | error | hang | crash | skipped | lost (the worker
+  // process running it died: --gpus) | pending (not run yet, in the report
+  // an interrupted run leaves)
   std::string status;
   std::string message;  // why, for anything but passed
   std::string device;
+  // The GPU's index as --gpus names it (CUDA_VISIBLE_DEVICES when set):
+  // which of the host's GPUs ran the kernel and its cuBLASLt baseline.
+  std::string gpu;
   std::string baseline_name;  // "cublasLt" normally
   double baseline_ms = NAN;
   std::vector<double> baseline_repeat_ms;
