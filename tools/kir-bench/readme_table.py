@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Renders a kir-bench JSON report as the Markdown table in README.md.
 
-usage: readme_table.py RESULTS_JSON [--readme README.md]
+usage: readme_table.py RESULTS_JSON [--readme README.md] [--marker NAME]
 
 Without --readme, prints the table; with it, replaces the text between
-`<!-- kir-bench-table:begin -->` and `<!-- kir-bench-table:end -->`.
+`<!-- MARKER:begin -->` and `<!-- MARKER:end -->` (--marker, default
+kir-bench-table).
 The table has a row per problem (configuration, kernel and cuBLASLt
 times, % of cuBLAS per variant, status) and the geometric means, so the
 README's figures always come from the committed JSON.
@@ -15,15 +16,14 @@ import json
 import re
 import sys
 
-BEGIN = "<!-- kir-bench-table:begin -->"
-END = "<!-- kir-bench-table:end -->"
+MARKER = "kir-bench-table"
 
 
 def render(report):
   variants = report["pipelines"]
   header = ["problem", "configuration", "cuBLASLt ms"]
-  for variant in variants:
-    name = variant if len(variants) > 1 else "kernel"
+  for i, variant in enumerate(variants):
+    name = f"P{i + 1}" if len(variants) > 1 else "kernel"
     header += [f"{name} ms", f"{name} % of cuBLAS"]
   header.append("status")
   lines = ["| " + " | ".join(header) + " |",
@@ -45,30 +45,47 @@ def render(report):
     row.append(result["status"])
     lines.append("| " + " | ".join(row) + " |")
   lines.append("")
-  for summary in report["summary"]:
+  # The summaries follow the pipelines' order (their names may carry a
+  # "Pn " prefix).
+  for i, summary in enumerate(report["summary"]):
     percents = [v["percent_of_cublas"] for r in report["results"]
                 for v in r.get("variants", [])
-                if v["pipeline"] == summary["variant"] and
+                if v["pipeline"] == variants[i] and
                 v.get("percent_of_cublas") is not None]
+    if not percents:
+      continue
     below = sum(1 for p in percents if p < 75)
+    name = f"P{i + 1}" if len(variants) > 1 else f"`{variants[i]}`"
+    ratio = summary.get("geomean_ratio_to_p1")
     lines.append(
-        f"Geometric mean (`{summary['variant']}`): "
+        f"Geometric mean ({name}): "
         f"**{summary['geomean_percent_of_cublas']:.1f}%** of cuBLASLt over "
         f"{summary['problems_timed']} of {summary['problems']} problems "
         f"(min {min(percents):.1f}%, max {max(percents):.1f}%; "
-        f"{below} below 75%).")
+        f"{below} below 75%)"
+        + (f"; time / time(P1) {ratio:.3f}" if ratio is not None else "")
+        + ".")
+    lines.append("")
+  if len(variants) > 1:
+    lines.append("")
+    lines.append("Pipelines: " + "; ".join(
+        f"P{i + 1} `{variant}`" for i, variant in enumerate(variants)) + ".")
   lines.append("")
   lines.append(f"{report['device']}, commit {report['commit']}, "
                f"`{report['problems_file']}`, heuristic configurations"
                f"{' and tuning' if report.get('tune') else ''}.")
-  return "\n".join(lines)
+  return re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
 
 
 def main():
   parser = argparse.ArgumentParser()
   parser.add_argument("results")
   parser.add_argument("--readme")
+  parser.add_argument("--marker", default=MARKER,
+                      help="the README section: <!-- MARKER:begin --> ... "
+                      "<!-- MARKER:end -->")
   args = parser.parse_args()
+  begin, end = f"<!-- {args.marker}:begin -->", f"<!-- {args.marker}:end -->"
   with open(args.results) as f:
     table = render(json.load(f))
   if not args.readme:
@@ -76,10 +93,10 @@ def main():
     return 0
   with open(args.readme) as f:
     readme = f.read()
-  pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
+  pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
   if not pattern.search(readme):
-    sys.exit(f"{args.readme} has no {BEGIN} ... {END} section")
-  readme = pattern.sub(lambda _: f"{BEGIN}\n{table}\n{END}", readme)
+    sys.exit(f"{args.readme} has no {begin} ... {end} section")
+  readme = pattern.sub(lambda _: f"{begin}\n{table}\n{end}", readme)
   with open(args.readme, "w") as f:
     f.write(readme)
   return 0
