@@ -6,7 +6,9 @@
 # hand-lowered example and on the unlowered ones through the default
 # pipeline, and prints a short table last. Logs and JSON go to $OUT
 # (default: build-gpu/out). KIR_SKIP_LIT, KIR_SKIP_BENCH skip a part;
-# KIR_LIT_FILTER selects lit tests by a regular expression.
+# KIR_LIT_FILTER selects lit tests by a regular expression,
+# KIR_LIT_FILTER_OUT leaves some out, KIR_LIT_JOBS sets lit's workers
+# (default 8).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
@@ -33,8 +35,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm \
 start=$(date +%s)
 lit_status=0
 if [[ -z ${KIR_SKIP_LIT:-} ]]; then
-  python3 "$device/lit/lit.py" -sv -j8 "$device/testdata" \
-    ${KIR_LIT_FILTER:+--filter "$KIR_LIT_FILTER"} >"$out/lit.log" 2>&1
+  python3 "$device/lit/lit.py" -sv -j"${KIR_LIT_JOBS:-8}" "$device/testdata" \
+    ${KIR_LIT_FILTER:+--filter "$KIR_LIT_FILTER"} \
+    ${KIR_LIT_FILTER_OUT:+--filter-out "$KIR_LIT_FILTER_OUT"} \
+    >"$out/lit.log" 2>&1
   lit_status=$?
 fi
 lit_seconds=$(($(date +%s) - start))

@@ -4,8 +4,12 @@
 # default pipeline against one changed option per variant, over
 # testdata/bench/llm.csv (KIR_EXPERIMENT_CSV overrides), each problem's
 # variants checked, then timed alternately in one process. Which set runs:
-# $1 = fences | lowering | splitk (default: all three). JSON, CSV, SVG and
-# logs go to $OUT/experiments/.
+# $1 = a space-separated list of fences | lowering | reuse | splitk
+# (default: all). A variant that fails on a problem (a layout that does not
+# fit without reuse, a lowering that does not verify) makes that problem an
+# error in its experiment, so variants likely to fail get an experiment of
+# their own. JSON, CSV, SVG and logs go to $OUT/experiments/, also packed
+# into $OUT/experiments.tgz.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
@@ -41,7 +45,7 @@ experiment() {
   tail -n 8 "$out/$name.txt"
 }
 
-sets=${1:-fences lowering splitk}
+sets=${1:-fences lowering reuse splitk}
 for set in $sets; do
   case $set in
     fences)
@@ -49,10 +53,13 @@ for set in $sets; do
         'insert-proxy-fences{placement=issuer}' 'insert-proxy-fences{hoist=false}' ;;
     lowering)
       experiment lowering -- 'uniform-predicates{mode=none}' \
-        'circular-buffer{mode=pipelined}' 'plan-shared-memory{reuse=never}' ;;
+        'circular-buffer{mode=pipelined}' ;;
+    reuse)
+      experiment reuse -- 'plan-shared-memory{reuse=never}' ;;
     splitk)
       experiment splitk \
         --filter '^(256x256x65536|512x1024x32768|128x1024x65536|1024x1024x16384|128x8192x8192|3648x480x8632) ' \
-        -- 'serialize-split-k{mode=tma-serial}' 'serialize-split-k{mode=tma-atomic}' ;;
+        -- 'serialize-split-k{mode=tma-serial}' ;;
   esac
 done
+tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")"
