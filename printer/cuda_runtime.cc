@@ -525,6 +525,17 @@ std::string CudaRuntime::MbarrierArriveTx(bool predicated) {
   return Define(fn.name + Suffix(predicated), Render(fn, predicated));
 }
 
+std::string CudaRuntime::MbarrierArriveRemote(bool predicated) {
+  AsmFunction fn;
+  fn.name = "kir_mbarrier_arrive_remote";
+  fn.params = {"kir_u32 bar", "kir_u32 cta"};
+  fn.ptx = {
+      "{", ".reg .b32 remote;", "mapa.shared::cluster.u32 remote, %0, %1;",
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];", "}"};
+  fn.inputs = {"\"r\"(bar)", "\"r\"(cta)"};
+  return Define(fn.name + Suffix(predicated), Render(fn, predicated));
+}
+
 std::string CudaRuntime::MbarrierWait() {
   AsmFunction fn;
   fn.name = "kir_mbarrier_wait";
