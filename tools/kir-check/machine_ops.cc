@@ -1499,6 +1499,18 @@ void Machine::PerformWrite(AsyncOp& op) {
       const TensorMapRec& map = program_.maps()[op.map];
       const int element_bytes = DTypeBytes(map.dtype);
       for (int b : op.dst_blocks) {
+        if (blocks_[b].finished) {
+          // A multicast into a peer that did not wait for it.
+          Hazard hazard;
+          hazard.kind = HazardKind::kPendingAtExit;
+          hazard.op = op.rec->op;
+          hazard.message = absl::StrCat(
+              "the multicast tma.load writes the shared memory of block ", b,
+              " after it exited (a cluster barrier before exit keeps a CTA "
+              "alive while peers' copies may still land in it)");
+          Report(std::move(hazard));
+          continue;
+        }
         MemoryArea& area = SharedArea(b);
         for (size_t e = 0; e < op.staged.size(); ++e) {
           const int64_t address = SwizzleAddress(
@@ -1506,8 +1518,10 @@ void Machine::PerformWrite(AsyncOp& op) {
           WriteLane(area, address, map.dtype, op.staged[e], &ctx);
         }
       }
-      for (int b : op.dst_blocks)
-        CompleteTx(op, b, op.mbarrier_address, op.bytes);
+      for (int b : op.dst_blocks) {
+        if (!blocks_[b].finished)
+          CompleteTx(op, b, op.mbarrier_address, op.bytes);
+      }
       break;
     }
     case Agent::kTmaStore:
