@@ -671,7 +671,8 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
     }
     case OpKind::kMbarrierWait:
       SetOrder(builder.Box(0, M::kRead, generic, now, D::kPerThread, {1}),
-               MemoryOrder::kAcquire, MemoryScope::kCta);
+               MemoryOrder::kAcquire,
+               ParseScope(op.GetString("scope")).value_or(MemoryScope::kCta));
       break;
     case OpKind::kSemWait:
     case OpKind::kSemRelease: {

@@ -1637,7 +1637,7 @@ absl::Status KernelEmitter::EmitMbarrier(const Op& op) {
       // the whole warp waits instead: every lane waits for the same phase,
       // which changes nothing but the waiting.
       const std::string issue = std::exchange(issue_, "");
-      Call(runtime_.MbarrierWait(),
+      Call(runtime_.MbarrierWait(op.GetString("scope")),
            {bar, absl::StrCat("static_cast<kir_u32>(", Var(op.operand_value(1)),
                               ")")});
       issue_ = issue;
