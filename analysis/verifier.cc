@@ -88,8 +88,9 @@ enum Rule : int {
   kSplitK,
   kCircularBufferMarker,
   kWorkspaceMap,
+  kRemoteArrive,
 };
-static_assert(kWorkspaceMap == 52, "keep the rule ids in step with verifier.h");
+static_assert(kRemoteArrive == 53, "keep the rule ids in step with verifier.h");
 
 constexpr int64_t kSharedMemoryLimit = 232448;  // 227 KiB per block
 constexpr int64_t kRegisterFileSize = 65536;    // 32-bit registers per SM
@@ -169,7 +170,8 @@ TokenKind GroupTokenKind(OpKind kind) {
 bool IsMbarrierOp(OpKind kind) {
   return kind == OpKind::kMbarrierInit || kind == OpKind::kMbarrierArrive ||
          kind == OpKind::kMbarrierArriveTx || kind == OpKind::kMbarrierWait ||
-         kind == OpKind::kMbarrierInval;
+         kind == OpKind::kMbarrierInval ||
+         kind == OpKind::kMbarrierArriveRemote;
 }
 
 // Whether `slot` of `kind` is a TMA tensor-map operand.
@@ -406,6 +408,7 @@ class Verifier {
   void CheckPtx(const Op& op);
   void CheckAlloc(const Op& op);
   void CheckTma(const Op& op);
+  void CheckRemoteArrive(const Op& op);
   void CheckCopySize(const Op& op);
   void CheckWgmma(const Op& op);
 
@@ -1063,6 +1066,9 @@ void Verifier::CheckOp(const Op& op) {
       }
       break;
     }
+    case OpKind::kMbarrierArriveRemote:
+      CheckRemoteArrive(op);
+      break;
     case OpKind::kMbarrierWait:
       if (!IsIntegerScalar(op.operand_value(1)->type())) {
         Fail(op, kMbarrierOperand)
@@ -1890,6 +1896,30 @@ void Verifier::CheckTma(const Op& op) {
                            << "-CTA cluster (1.." << (int64_t{1} << ctas) - 1
                            << ")";
     }
+  }
+}
+
+void Verifier::CheckRemoteArrive(const Op& op) {
+  const Type& rank = op.operand_value(1)->type();
+  if (!rank.is_index() && !IsIntegerScalar(rank)) {
+    Fail(op, kRemoteArrive)
+        << "mbarrier.arrive_remote CTA rank must be index or an integer "
+           "scalar, got "
+        << rank.ToString();
+  }
+  const int64_t ctas = BoundedVolume(kernel_.cluster, 1024).value_or(1);
+  if (ctas > 16) return;  // an oversized cluster is reported by V49
+  if (ctas <= 1) {
+    Fail(op, kRemoteArrive) << "mbarrier.arrive_remote needs a cluster of "
+                               "more than one CTA, got "
+                            << ctas;
+    return;
+  }
+  const std::optional<int64_t> constant = IntegerConstant(op.operand_value(1));
+  if (constant && (*constant < 0 || *constant >= ctas)) {
+    Fail(op, kRemoteArrive)
+        << "mbarrier.arrive_remote CTA rank " << *constant << " is not in a "
+        << ctas << "-CTA cluster (0.." << ctas - 1 << ")";
   }
 }
 

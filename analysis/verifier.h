@@ -61,9 +61,10 @@
 //       A in shared or reg, B in shared; sem ops: global; atomic, red:
 //       global or shared; tensor maps are kernel parameters, over a tensor
 //       parameter or a workspace).
-//   V19 mbarrier ops and the completion operand of tma.load and bulk.load
-//       name a `shared mbarrier[...]` buffer, and no other op accesses one;
-//       an mbarrier.wait phase is an integer scalar.
+//   V19 mbarrier ops (mbarrier.arrive_remote included) and the completion
+//       operand of tma.load and bulk.load name a `shared mbarrier[...]`
+//       buffer, and no other op accesses one; an mbarrier.wait phase is an
+//       integer scalar.
 //   V20 alloc.shared, alloc.reg and alloc.workspace return a buffer in
 //       shared, reg and global memory; shared and register allocations have
 //       constant positive shapes; a register allocation holds at most 512
@@ -156,6 +157,10 @@
 //   V52 A workspace behind a tensor map has align >= 16 and, where its
 //       extents are constant, outer (row-major) strides that are multiples
 //       of 16 bytes.
+// Cluster arrivals
+//   V53 mbarrier.arrive_remote takes an index or integer CTA rank, runs in
+//       a kernel whose cluster has more than one CTA, and a constant rank
+//       names a CTA of that cluster.
 //
 // V31 to V35, V45's uniformity part and V46 need the thread analysis, which
 // assumes a well-formed kernel, so they run only when no other rule fails.

@@ -311,6 +311,8 @@ OpFacts FactsFor(OpKind kind) {
       return Effectful(ExecClass::kPerThread, SyncKind::kMbarrierArrive);
     case OpKind::kMbarrierArriveTx:
       return Effectful(ExecClass::kSingleIssue, SyncKind::kMbarrierArrive);
+    case OpKind::kMbarrierArriveRemote:
+      return Effectful(ExecClass::kPerThread, SyncKind::kMbarrierArrive);
     case OpKind::kMbarrierWait:
       return Effectful(ExecClass::kPerThread, SyncKind::kMbarrierWait);
     case OpKind::kMbarrierInval:
@@ -659,9 +661,18 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
       SetOrder(builder.Box(0, M::kReadWrite, generic, now, D::kIssuer, {1}),
                MemoryOrder::kRelease, MemoryScope::kCta);
       break;
+    case OpKind::kMbarrierArriveRemote: {
+      // mbarrier.arrive.release.cluster.shared::cluster on the peer's copy.
+      MemoryEffect* bar =
+          builder.Box(0, M::kReadWrite, generic, now, D::kPerThread, {1});
+      SetOrder(bar, MemoryOrder::kRelease, MemoryScope::kCluster);
+      if (bar != nullptr) bar->remote = true;
+      break;
+    }
     case OpKind::kMbarrierWait:
       SetOrder(builder.Box(0, M::kRead, generic, now, D::kPerThread, {1}),
-               MemoryOrder::kAcquire, MemoryScope::kCta);
+               MemoryOrder::kAcquire,
+               ParseScope(op.GetString("scope")).value_or(MemoryScope::kCta));
       break;
     case OpKind::kSemWait:
     case OpKind::kSemRelease: {
@@ -757,6 +768,7 @@ std::string DescribeAccess(const MemoryEffect& effect) {
                     MemoryScopeName(effect.scope));
   }
   if (effect.multicast) absl::StrAppend(&line, " multicast");
+  if (effect.remote) absl::StrAppend(&line, " remote");
   return line;
 }
 

@@ -153,6 +153,9 @@ struct MemoryEffect {
   MemoryScope scope = MemoryScope::kCta;  // meaningful when order != kWeak
   // A multicast TMA load writes the box in every CTA of its mask.
   bool multicast = false;
+  // A remote mbarrier arrive accesses the barrier at the same offset in
+  // another CTA of the cluster (the operand names the local one).
+  bool remote = false;
 
   bool reads() const { return mode != AccessMode::kWrite; }
   bool writes() const { return mode != AccessMode::kRead; }

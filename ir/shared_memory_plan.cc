@@ -138,7 +138,8 @@ void SharedLifetimes::Compute(const Kernel& kernel,
     if (op->num_operands() > 0 && op->operand_value(0) != nullptr) {
       if (op->kind() == OpKind::kMbarrierWait) {
         mbarrier_waits[op->operand_value(0)].push_back(op);
-      } else if (op->kind() == OpKind::kMbarrierArrive) {
+      } else if (op->kind() == OpKind::kMbarrierArrive ||
+                 op->kind() == OpKind::kMbarrierArriveRemote) {
         mbarrier_arrives[op->operand_value(0)].push_back(op);
       }
     }

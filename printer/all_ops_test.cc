@@ -222,6 +222,7 @@ std::unique_ptr<Module> BuildAllOps() {
   none(OpKind::kMbarrierArrive, {Ref(bar, {c0})});
   none(OpKind::kMbarrierArriveTx, {Ref(bar, {c0})},
        {{"bytes", Attribute::Int(8192)}});
+  none(OpKind::kMbarrierArriveRemote, {Ref(bar, {c0}), Use(rank)});
   Value* phase = b.Constant(0, DType::kI32, "phase");
   none(OpKind::kMbarrierWait, {Ref(bar, {c0}), Use(phase)});
   none(OpKind::kMbarrierInval, {Ref(bar, {c1})});

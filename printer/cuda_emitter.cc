@@ -732,6 +732,7 @@ bool HasPredicatedForm(OpKind kind) {
     case OpKind::kMbarrierInval:
     case OpKind::kMbarrierArrive:
     case OpKind::kMbarrierArriveTx:
+    case OpKind::kMbarrierArriveRemote:
     case OpKind::kMbarrierWait:
     case OpKind::kSemWait:
     case OpKind::kSemRelease:
@@ -984,6 +985,7 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
     case OpKind::kMbarrierInit:
     case OpKind::kMbarrierArrive:
     case OpKind::kMbarrierArriveTx:
+    case OpKind::kMbarrierArriveRemote:
     case OpKind::kMbarrierWait:
     case OpKind::kMbarrierInval:
       return EmitMbarrier(op);
@@ -1621,6 +1623,11 @@ absl::Status KernelEmitter::EmitMbarrier(const Op& op) {
       Call(runtime_.MbarrierArriveTx(predicated()), {bar},
            absl::StrCat("<", op.GetInt("bytes"), ">"));
       break;
+    case OpKind::kMbarrierArriveRemote:
+      Call(runtime_.MbarrierArriveRemote(predicated()),
+           {bar, absl::StrCat("static_cast<kir_u32>(", Var(op.operand_value(1)),
+                              ")")});
+      break;
     case OpKind::kMbarrierWait: {
       // A wait is a loop; predicated on the elected lane, ptxas wraps it in
       // a BSSY/BSYNC region and then ran a following TMA store in the other
@@ -1630,7 +1637,7 @@ absl::Status KernelEmitter::EmitMbarrier(const Op& op) {
       // the whole warp waits instead: every lane waits for the same phase,
       // which changes nothing but the waiting.
       const std::string issue = std::exchange(issue_, "");
-      Call(runtime_.MbarrierWait(),
+      Call(runtime_.MbarrierWait(op.GetString("scope")),
            {bar, absl::StrCat("static_cast<kir_u32>(", Var(op.operand_value(1)),
                               ")")});
       issue_ = issue;

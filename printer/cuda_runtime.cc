@@ -525,16 +525,30 @@ std::string CudaRuntime::MbarrierArriveTx(bool predicated) {
   return Define(fn.name + Suffix(predicated), Render(fn, predicated));
 }
 
-std::string CudaRuntime::MbarrierWait() {
+std::string CudaRuntime::MbarrierArriveRemote(bool predicated) {
   AsmFunction fn;
-  fn.name = "kir_mbarrier_wait";
+  fn.name = "kir_mbarrier_arrive_remote";
+  fn.params = {"kir_u32 bar", "kir_u32 cta"};
+  fn.ptx = {
+      "{", ".reg .b32 remote;", "mapa.shared::cluster.u32 remote, %0, %1;",
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];", "}"};
+  fn.inputs = {"\"r\"(bar)", "\"r\"(cta)"};
+  return Define(fn.name + Suffix(predicated), Render(fn, predicated));
+}
+
+std::string CudaRuntime::MbarrierWait(absl::string_view scope) {
+  const bool cluster = scope == "cluster";
+  AsmFunction fn;
+  fn.name = cluster ? "kir_mbarrier_wait_cluster" : "kir_mbarrier_wait";
   fn.params = {"kir_u32 bar", "kir_u32 parity"};
   // try_wait may time out before the phase completes: loop on it. Labels
   // are local to the enclosing braces, so each inlined copy has its own.
   fn.ptx = {"{",
             ".reg .pred done;",
             "KIR_WAIT:",
-            "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;",
+            absl::StrCat("mbarrier.try_wait.parity",
+                         cluster ? ".acquire.cluster" : "",
+                         ".shared::cta.b64 done, [%0], %1;"),
             "@!done bra KIR_WAIT;",
             "}"};
   fn.inputs = {"\"r\"(bar)", "\"r\"(parity)"};

@@ -77,9 +77,13 @@ class CudaRuntime {
   std::string MbarrierInit(bool predicated);      // template <int COUNT> (addr)
   std::string MbarrierArrive(bool predicated);    // (addr)
   std::string MbarrierArriveTx(bool predicated);  // template <int BYTES> (addr)
+  // The barrier at `addr`'s offset in the cluster's CTA of rank `cta`
+  // (mapa), release at cluster scope.
+  std::string MbarrierArriveRemote(bool predicated);  // (addr, kir_u32 cta)
   // (addr, parity): a try_wait loop, run by every lane that reaches it (never
   // predicated: a predicated loop breaks the code ptxas makes around it).
-  std::string MbarrierWait();
+  // scope: "cta" or "cluster" (the acquire's).
+  std::string MbarrierWait(absl::string_view scope);
   std::string MbarrierInval(bool predicated);  // (addr)
 
   // cp.async (Ampere): `.ca` for 4 and 8 bytes, `.cg` for 16.

@@ -806,9 +806,9 @@ void Machine::DrainAsync() {
 }
 
 void Machine::TrackMbarrier(Thread& t, const OpRec& rec, int64_t address,
-                            bool write, bool atomic) {
+                            bool write, bool atomic, int block) {
   if (!track_) return;
-  MemoryArea& area = SharedArea(t.block);
+  MemoryArea& area = SharedArea(block < 0 ? t.block : block);
   const AccessCtx ctx = ThreadCtx(t, &rec, atomic);
   for (int64_t cell = address / area.granule;
        cell <= (address + 7) / area.granule; ++cell)

@@ -336,9 +336,10 @@ class Machine {
   int64_t next_group_ = 1;
 
   // mbarriers. An mbarrier op is an access of the barrier's shadow cells:
-  // the init a plain write, the others atomic.
+  // the init a plain write, the others atomic. `block` is the block whose
+  // barrier is accessed (a remote arrive's peer); -1 for the thread's own.
   void TrackMbarrier(Thread& t, const OpRec& rec, int64_t address, bool write,
-                     bool atomic);
+                     bool atomic, int block = -1);
   MBarrier* FindMbarrier(int block, int64_t address);
   void CompleteTx(AsyncOp& op, int block, int64_t address, int64_t bytes);
   void MaybeCompletePhase(MBarrier& bar, int block, int64_t address);

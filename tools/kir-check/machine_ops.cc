@@ -635,13 +635,48 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
       return Outcome::kAdvance;
     }
     case OpKind::kMbarrierArrive:
-    case OpKind::kMbarrierArriveTx: {
+    case OpKind::kMbarrierArriveTx:
+    case OpKind::kMbarrierArriveRemote: {
       if (rec.kind == OpKind::kMbarrierArriveTx) single_issue();
       int64_t address = 0;
       MBarrier* bar = mbarrier_at(0, address);
       if (failed()) return Outcome::kFatal;
-      TrackMbarrier(t, rec, address, true, true);
-      if (!usable(bar, address)) return Outcome::kAdvance;
+      int target = t.block;
+      if (rec.kind == OpKind::kMbarrierArriveRemote) {
+        // mapa: the barrier at the same offset in the peer CTA.
+        const int64_t rank = static_cast<int64_t>(in(1, 0));
+        const std::vector<int>& peers =
+            clusters_[blocks_[t.block].cluster].blocks;
+        target = -1;
+        for (int b : peers) {
+          if (blocks_[b].cluster_rank == rank) target = b;
+        }
+        if (target < 0) {
+          Fatal(&rec, absl::StrCat("mbarrier.arrive_remote CTA rank ", rank,
+                                   " is not in the cluster"));
+          return Outcome::kFatal;
+        }
+        if (!blocks_[target].created) CreateBlock(target);
+        if (blocks_[target].finished) {
+          Hazard hazard;
+          hazard.kind = HazardKind::kMbarrierInit;
+          hazard.op = rec.op;
+          hazard.message = absl::StrCat(
+              DescribeThread(t.index), " arrives on an mbarrier of block ",
+              target,
+              ", which has exited: its shared memory is gone (a cluster "
+              "barrier before exit keeps a CTA's mbarriers alive while peers "
+              "may still arrive)");
+          Report(std::move(hazard));
+          return Outcome::kAdvance;
+        }
+        bar = FindMbarrier(target, address);
+      }
+      TrackMbarrier(t, rec, address, true, true, target);
+      if (bar == nullptr || !bar->valid) {
+        blocks_[target].invalid_uses.emplace(address, &rec);
+        return Outcome::kAdvance;
+      }
       if (!bar->completion_observed && bar->phase > 0) {
         Hazard hazard;
         hazard.kind = HazardKind::kMbarrierCount;
@@ -671,7 +706,7 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
       bar->pending -= 1;
       bar->last_arrive = &rec;
       Release(t, bar->accumulated);
-      MaybeCompletePhase(*bar, t.block, address);
+      MaybeCompletePhase(*bar, target, address);
       return Outcome::kAdvance;
     }
     case OpKind::kMbarrierWait: {
@@ -1464,6 +1499,18 @@ void Machine::PerformWrite(AsyncOp& op) {
       const TensorMapRec& map = program_.maps()[op.map];
       const int element_bytes = DTypeBytes(map.dtype);
       for (int b : op.dst_blocks) {
+        if (blocks_[b].finished) {
+          // A multicast into a peer that did not wait for it.
+          Hazard hazard;
+          hazard.kind = HazardKind::kPendingAtExit;
+          hazard.op = op.rec->op;
+          hazard.message = absl::StrCat(
+              "the multicast tma.load writes the shared memory of block ", b,
+              " after it exited (a cluster barrier before exit keeps a CTA "
+              "alive while peers' copies may still land in it)");
+          Report(std::move(hazard));
+          continue;
+        }
         MemoryArea& area = SharedArea(b);
         for (size_t e = 0; e < op.staged.size(); ++e) {
           const int64_t address = SwizzleAddress(
@@ -1471,8 +1518,10 @@ void Machine::PerformWrite(AsyncOp& op) {
           WriteLane(area, address, map.dtype, op.staged[e], &ctx);
         }
       }
-      for (int b : op.dst_blocks)
-        CompleteTx(op, b, op.mbarrier_address, op.bytes);
+      for (int b : op.dst_blocks) {
+        if (!blocks_[b].finished)
+          CompleteTx(op, b, op.mbarrier_address, op.bytes);
+      }
       break;
     }
     case Agent::kTmaStore:

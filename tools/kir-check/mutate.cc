@@ -30,6 +30,7 @@ bool IsMutationSite(OpKind kind) {
     case OpKind::kSemWait:
     case OpKind::kMbarrierArrive:
     case OpKind::kMbarrierArriveTx:
+    case OpKind::kMbarrierArriveRemote:
     case OpKind::kSemRelease:
       return true;
     default:

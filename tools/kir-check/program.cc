@@ -70,6 +70,7 @@ std::optional<Exec> ExecOf(OpKind kind) {
     case OpKind::kFenceAcqRel:
     case OpKind::kFenceMbarrierInit:
     case OpKind::kMbarrierArrive:
+    case OpKind::kMbarrierArriveRemote:
     case OpKind::kMbarrierWait:
     case OpKind::kSemWait:
     case OpKind::kAtomic:
