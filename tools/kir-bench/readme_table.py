@@ -13,8 +13,13 @@ README's figures always come from the committed JSON.
 
 import argparse
 import json
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "gpu"))
+from readme_table import put_into_readme  # pylint: disable=wrong-import-position
 
 MARKER = "kir-bench-table"
 
@@ -85,20 +90,12 @@ def main():
                       help="the README section: <!-- MARKER:begin --> ... "
                       "<!-- MARKER:end -->")
   args = parser.parse_args()
-  begin, end = f"<!-- {args.marker}:begin -->", f"<!-- {args.marker}:end -->"
   with open(args.results) as f:
     table = render(json.load(f))
   if not args.readme:
     print(table)
     return 0
-  with open(args.readme) as f:
-    readme = f.read()
-  pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
-  if not pattern.search(readme):
-    sys.exit(f"{args.readme} has no {begin} ... {end} section")
-  readme = pattern.sub(lambda _: f"{begin}\n{table}\n{end}", readme)
-  with open(args.readme, "w") as f:
-    f.write(readme)
+  put_into_readme(args.readme, args.marker, table)
   return 0
 
 
