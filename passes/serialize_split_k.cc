@@ -498,11 +498,10 @@ class Rewriter {
     one32_ = b.Constant(1, DType::kI32, "sk_one32");
     zero32_ = b.Constant(0, DType::kI32, "sk_zero32");
     Value* last_split = b.Binary(OpKind::kSub, splits, Index(1), "sk_last");
-    Value* issuer = b.Compare("eq", thread_, Index(0), "sk_issuer");
-
     if (plan_.mode == Mode::kTmaAtomic) {
-      LowerTmaAtomic(b, last_split, issuer);
+      LowerTmaAtomic(b, last_split);
     } else {
+      Value* issuer = b.Compare("eq", thread_, Index(0), "sk_issuer");
       LowerTmaSerial(b, split, last_split, issuer);
     }
     region.Take(region.IndexOf(&splitk));
@@ -513,13 +512,24 @@ class Rewriter {
   // learns whether its block arrived last; it tells the participants
   // through `barrier.red or`, whose result they all share (so the epilogue,
   // warp-collective ops included, runs under a uniform condition) and which
-  // hands the issuer's acquire over as a barrier does.
-  void LowerTmaAtomic(OpBuilder& b, Value* last_split, Value* issuer) {
+  // hands the issuer's acquire over as a barrier does. The issuer's vote is
+  // in its own register, so it is elected here (the elected lane of the
+  // first warp) rather than written `t == 0` for uniform-predicates, which
+  // must not move a thread's register write to another lane.
+  void LowerTmaAtomic(OpBuilder& b, Value* last_split) {
     // Every split reduces into the zeroed tile and arrives.
     Stage(b);
     Value* last32 = Cast(last_split, DType::kI32, "sk_last32");
     b.Create(OpKind::kStore, {VoteRef(), Use(zero32_)});
-    Op* issue_if = b.If(issuer);
+    Value* first_warp = b.Compare("eq", warp_, Index(0), "sk_issuer_warp");
+    Op* warp_if = b.If(first_warp);
+    OpBuilder in_warp(warp_if->region(0));
+    Inherit(in_warp);
+    Value* elected = in_warp
+                         .Create(OpKind::kElectSync, {}, {},
+                                 {Type::Scalar(DType::kI1)}, {"sk_elected"})
+                         ->result();
+    Op* issue_if = in_warp.If(elected);
     {
       OpBuilder issue(issue_if->region(0));
       Inherit(issue);
