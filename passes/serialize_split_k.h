@@ -56,9 +56,11 @@
 //     hand-over word `%sk_handoff: shared i32[1]` (tma-serial) or the
 //     issuer's vote `%sk_vote: reg i32[1]` (tma-atomic).
 //   - Staging: every participating thread stores its partial, converted to
-//     W, into its column of %sk_stage. One thread issues (`t == 0`, a
-//     single-thread guard without else, which uniform-predicates turns into
-//     an elected lane), commits its bulk group (`bulk.commit`) and waits
+//     W, into its column of %sk_stage. One thread issues (tma-serial:
+//     `t == 0`, a single-thread guard without else, which uniform-predicates
+//     turns into an elected lane; tma-atomic: `elect.sync` under
+//     `t / 32 == 0`, written here because the issuer's vote stays in its own
+//     register), commits its bulk group (`bulk.commit`) and waits
 //     for it with `bulk.wait` without `read`: the global writes are
 //     complete and visible to the issuer before its release (R5).
 //   - tma-serial, split z < S-1: stage; the issuer waits for %sk_sem == z
