@@ -41,8 +41,9 @@ Configuration:
   --pingpong               ping-pong consumers (not supported yet)
   --cluster MxN            TMA multicast cluster (not supported yet)
   --split-k N              split K over N blocks per tile (grid z)
-  --split-k-mode MODE      serial (default); tma-serial, tma-atomic (not
-                           supported yet)
+  --split-k-mode MODE      serial (default), tma-serial or tma-atomic:
+                           serialize-split-k's mode, in the directive's
+                           pipeline
   --epilogue MODE          reuse (one tile per block, the output tile over
                            the stages), dedicated (persistent grid, its own
                            output buffer) or auto

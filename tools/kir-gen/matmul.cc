@@ -703,11 +703,21 @@ std::string ReferenceCheck(const MatmulProblem& problem) {
                          out16 ? 1e-2 : 1e-3, std::max(atol, 1e-3));
 }
 
-std::string RunDirective(const MatmulProblem& problem) {
+std::string LoweringPipeline(const MatmulConfig& config) {
+  if (config.split_k == 1 || config.split_k_mode == SplitKMode::kSerial) {
+    return "default";  // its serialize-split-k is mode=serial
+  }
+  return absl::StrCat("serialize-split-k{mode=",
+                      SplitKModeName(config.split_k_mode), "},default");
+}
+
+std::string RunDirective(const MatmulProblem& problem,
+                         const MatmulConfig& config) {
   return absl::StrFormat(
-      "// run: pipeline='default' @%s M=%d N=%d K=%d a=normal(seed=1) "
+      "// run: pipeline='%s' @%s M=%d N=%d K=%d a=normal(seed=1) "
       "b=normal(seed=2) c=fill(nan) => %s",
-      kKernelName, problem.m, problem.n, problem.k, ReferenceCheck(problem));
+      LoweringPipeline(config), kKernelName, problem.m, problem.n, problem.k,
+      ReferenceCheck(problem));
 }
 
 absl::Status ValidateMatmul(const MatmulProblem& problem,
@@ -817,11 +827,6 @@ absl::Status ValidateMatmul(const MatmulProblem& problem,
           "split-K %d: K = %d has only %d k-steps of %d; every split needs "
           "at least one",
           config.split_k, problem.k, k_tiles, config.tile_k));
-    }
-    if (config.split_k_mode != SplitKMode::kSerial) {
-      return absl::UnimplementedError(absl::StrCat(
-          "split-K mode ", SplitKModeName(config.split_k_mode),
-          ": not supported yet (serialize-split-k implements mode=serial)"));
     }
     if (config.epilogue == EpilogueMode::kDedicated) {
       return absl::InvalidArgumentError(
@@ -1089,15 +1094,15 @@ absl::StatusOr<std::string> GenerateMatmul(const MatmulProblem& problem,
       OperandMajorName(problem.a_major, 'a'),
       OperandMajorName(problem.b_major, 'b'), DescribeConfig(config),
       config.split_k > 1
-          ? absl::StrFormat("Split-K: %d splits over grid z (`splitk`), one "
-                            "tile per block.",
-                            config.split_k)
+          ? absl::StrFormat("Split-K: %d splits over grid z (`splitk`, "
+                            "serialize-split-k mode=%s), one tile per block.",
+                            config.split_k, SplitKModeName(config.split_k_mode))
       : Persistent(config)
           ? "Persistent: one block per SM walks the tiles; the output tile "
             "has its own buffer."
           : "One tile per block; the output tile may share the stages' "
             "bytes.",
-      RunDirective(problem));
+      RunDirective(problem, config));
   MatmulWriter writer(problem, config);
   const std::string body = writer.Write();
   absl::StrAppend(&text, writer.Header(), writer.Constants(), body, "}\n");

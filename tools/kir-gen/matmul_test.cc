@@ -8,10 +8,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analysis/sync_check.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/ir.h"
-#include "analysis/sync_check.h"
 #include "parser/parser.h"
 #include "passes/pipeline.h"
 #include "printer/cuda_emitter.h"
@@ -147,9 +147,10 @@ TEST(ValidateMatmul, SplitK) {
   ExpectError(Problem(256, 256, 4096), config,
               absl::StatusCode::kInvalidArgument, "only 64 k-steps");
   config.split_k = 4;
-  config.split_k_mode = SplitKMode::kTmaAtomic;
-  ExpectError(Problem(256, 256, 4096), config, absl::StatusCode::kUnimplemented,
-              "split-K mode tma-atomic: not supported yet");
+  for (SplitKMode mode : {SplitKMode::kTmaSerial, SplitKMode::kTmaAtomic}) {
+    config.split_k_mode = mode;
+    EXPECT_TRUE(ValidateMatmul(Problem(256, 256, 4096), config).ok());
+  }
   config.split_k_mode = SplitKMode::kSerial;
   config.epilogue = EpilogueMode::kDedicated;
   ExpectError(Problem(256, 256, 4096), config,
@@ -268,6 +269,25 @@ TEST(ReferenceCheck, FollowsTheLayoutsAndScalesWithK) {
             "c ~= a.T @ b rtol=0.001 atol=0.004");
 }
 
+// The directive lowers a TMA split-K mode's splitk before the default
+// pipeline; without a split the mode does not matter.
+TEST(LoweringPipeline, NamesTheSplitKMode) {
+  MatmulConfig config;
+  EXPECT_EQ(LoweringPipeline(config), "default");
+  config.split_k_mode = SplitKMode::kTmaAtomic;
+  EXPECT_EQ(LoweringPipeline(config), "default");
+  config.split_k = 4;
+  EXPECT_EQ(LoweringPipeline(config),
+            "serialize-split-k{mode=tma-atomic},default");
+  config.split_k_mode = SplitKMode::kTmaSerial;
+  EXPECT_EQ(LoweringPipeline(config),
+            "serialize-split-k{mode=tma-serial},default");
+  config.split_k_mode = SplitKMode::kSerial;
+  EXPECT_EQ(LoweringPipeline(config), "default");
+  EXPECT_THAT(RunDirective(Problem(8, 8, 512), config),
+              HasSubstr("// run: pipeline='default' @matmul M=8 N=8 K=512"));
+}
+
 struct Variant {
   std::string name;
   MatmulProblem problem;
@@ -298,6 +318,15 @@ std::vector<Variant> Variants() {
   split.config.split_k = 5;
   split.config.epilogue = EpilogueMode::kAuto;
   variants.push_back(split);
+  // The TMA modes: tma-atomic's epilogue (stmatrix, TMA store) runs under
+  // its vote, which the verifier must see as uniform (V33).
+  for (SplitKMode mode : {SplitKMode::kTmaSerial, SplitKMode::kTmaAtomic}) {
+    Variant tma = split;
+    tma.config.split_k_mode = mode;
+    tma.name = mode == SplitKMode::kTmaSerial ? "split_k_tma_serial"
+                                              : "split_k_tma_atomic";
+    variants.push_back(tma);
+  }
   Variant reuse;
   reuse.name = "reuse_f16_64x64";
   reuse.problem = Problem(77, 40, 24, OperandMajor::kK, OperandMajor::kK,
@@ -312,7 +341,8 @@ std::vector<Variant> Variants() {
   return variants;
 }
 
-// Each variant verifies, lowers through the default pipeline, passes the
+// Each variant verifies, lowers through its directive's pipeline (the
+// default one, after serialize-split-k in a TMA mode), passes the
 // sync and proxy-fence checkers and is accepted by the CUDA emitter (the
 // lit goldens compile a subset to cubins with NVRTC).
 TEST(GenerateMatmul, LowersAndPassesTheCheckers) {
@@ -321,10 +351,12 @@ TEST(GenerateMatmul, LowersAndPassesTheCheckers) {
     absl::StatusOr<std::string> text =
         GenerateMatmul(variant.problem, variant.config);
     ASSERT_TRUE(text.ok()) << text.status();
-    EXPECT_THAT(*text, HasSubstr(RunDirective(variant.problem)));
+    EXPECT_THAT(*text,
+                HasSubstr(RunDirective(variant.problem, variant.config)));
     absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(*text);
     ASSERT_TRUE(module.ok()) << module.status() << "\n" << *text;
-    absl::StatusOr<Pipeline> pipeline = ParsePipeline("default");
+    absl::StatusOr<Pipeline> pipeline =
+        ParsePipeline(LoweringPipeline(variant.config));
     ASSERT_TRUE(pipeline.ok());
     PipelineRunOptions options;
     options.write_reproducer = false;
