@@ -38,7 +38,10 @@ Configuration:
                            the tuning cache print it ("128x256x64 s4 ws ...")
   --tile MxNxK             128x256x64, 128x128x64, 64x256x64, ... (K is 64)
   --stages N               circular-buffer stages (default: as many as fit)
-  --pingpong               ping-pong consumers (not supported yet)
+  --pingpong               ping-pong: two consumer warpgroups take whole
+                           tiles in turn (default tile 128xmin(N-tile,128),
+                           persistent grid, no split-K); the heuristic
+                           chooses cooperative
   --cluster MxN            TMA multicast cluster (not supported yet)
   --split-k N              split K over N blocks per tile (grid z)
   --split-k-mode MODE      serial (default); tma-serial, tma-atomic (not
@@ -219,6 +222,27 @@ int Run(int argc, char** argv) {
   }
   if (options.count("--pingpong") > 0) {
     config.pingpong = true;
+    config.consumer_warpgroups = 2;
+    if (options.count("--config") == 0) {
+      // One warpgroup holds a whole tile's accumulator: at most 128x128;
+      // the grid is persistent, so no split and an epilogue of its own.
+      if (options.count("--tile") == 0) {
+        config.tile_m = 128;
+        config.tile_n = std::min(config.tile_n, 128);
+      }
+      config.split_k = 1;
+      if (options.count("--epilogue") == 0) {
+        config.epilogue = EpilogueMode::kAuto;
+      }
+      absl::StrAppend(
+          &explanation, "ping-pong (--pingpong): one warpgroup computes each ",
+          config.tile_m, "x", config.tile_n, " tile (",
+          config.tile_m == 128 ? "two 64-row wgmma blocks"
+                               : "one 64-row wgmma block",
+          "), the pass adds a second that takes "
+          "every other tile, so one's epilogue overlaps the other's mainloop; "
+          "persistent grid, each warpgroup with its own output buffers\n");
+    }
     by_hand.push_back("--pingpong");
   }
   for (auto [flag, field] :
