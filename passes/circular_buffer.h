@@ -68,6 +68,10 @@
 //     before tile t's marked loop and arrives on order[1 - g] after it
 //     (besides the overlap of epilogue and mainloop, this keeps a group's
 //     full waits from running two ring phases ahead).
+//     Shared buffers other than the stages that the tile loop uses (an
+//     epilogue tile) are each group's own: the second group gets a copy,
+//     `%g1_<name>`, allocated after the original (the stages' fit in
+//     shared memory counts it).
 //   - The marker is removed, so a second run changes nothing.
 // Errors (located): a marked loop with no TMA or bulk load; a load whose
 //   address or guard depends on a value that is not such a pure

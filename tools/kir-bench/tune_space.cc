@@ -1,5 +1,6 @@
 #include "tools/kir-bench/tune_space.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace kir::bench {
@@ -37,6 +38,21 @@ std::vector<gen::MatmulConfig> TuneCandidates(
     config.consumer_warpgroups = m / 64;
     add(config);
   }
+  // Ping-pong: one warpgroup per whole tile, so tiles whose accumulator it
+  // can hold; a persistent grid with an output ring per warpgroup, as many
+  // stages as fit beside them.
+  for (const auto& [m, n] : {std::pair{128, 128}, {64, 256}}) {
+    gen::MatmulConfig config = heuristic;
+    config.pingpong = true;
+    config.consumer_warpgroups = 2;
+    config.tile_m = m;
+    config.tile_n = n;
+    config.split_k = 1;
+    config.epilogue = gen::EpilogueMode::kDedicated;
+    config.circular_buffer = "warp_specialized";
+    config.stages = std::max(1, gen::MaxStages(problem, config));
+    add(config);
+  }
   for (int stages : {3, 4, 5, 6, 7}) {
     gen::MatmulConfig config = heuristic;
     config.stages = stages;
@@ -46,11 +62,6 @@ std::vector<gen::MatmulConfig> TuneCandidates(
        {gen::EpilogueMode::kReuseMainloop, gen::EpilogueMode::kDedicated}) {
     gen::MatmulConfig config = heuristic;
     config.epilogue = epilogue;
-    add(config);
-  }
-  {
-    gen::MatmulConfig config = heuristic;
-    config.pingpong = !heuristic.pingpong;
     add(config);
   }
   for (const auto& [cm, cn] : {std::pair{1, 1}, {2, 1}, {1, 2}}) {

@@ -1,5 +1,8 @@
 #include "tools/kir-bench/tune_space.h"
 
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace kir::bench {
@@ -61,6 +64,27 @@ TEST(TuneSpace, SixtyFourRowTilesHaveOneConsumerWarpgroup) {
     tried_64_rows |= c.tile_m == 64;
   }
   EXPECT_TRUE(tried_64_rows);
+}
+
+// With the generator's own check and the default limit (16), the set for
+// a large problem holds the two ping-pong configurations, each valid.
+TEST(TuneSpace, IncludesPingPongWithinTheDefaultLimit) {
+  const gen::MatmulProblem problem = Problem(4096, 4096, 4096);
+  const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
+      problem, gen::ChooseConfig(problem),
+      [&](const gen::MatmulConfig& c) {
+        return gen::ValidateMatmul(problem, c).ok();
+      },
+      16);
+  std::vector<std::string> pingpong;
+  for (const gen::MatmulConfig& c : candidates) {
+    if (c.pingpong) pingpong.push_back(gen::DescribeConfig(c));
+  }
+  EXPECT_EQ(pingpong,
+            (std::vector<std::string>{
+                "128x128x64 s5 ws pingpong wg2 c1x1 r8 epi=dedicated",
+                "64x256x64 s4 ws pingpong wg2 c1x1 r8 epi=dedicated"}));
+  EXPECT_LE(candidates.size(), 16u);
 }
 
 TEST(TuneSpace, NothingValidGivesNothing) {

@@ -65,10 +65,14 @@ int EpilogueBuffers(const MatmulProblem& problem, const MatmulConfig& config) {
              : subtiles;
 }
 
+// The output buffers of one consumer group's ring; ping-pong's two groups
+// each have their own (circular-buffer gives the second a copy), so that
+// one's epilogue never waits for the other's.
 int64_t EpilogueBytes(const MatmulProblem& problem,
                       const MatmulConfig& config) {
   return int64_t{EpilogueBuffers(problem, config)} * config.tile_m *
-         OutputSpan(problem) * BytesOf(problem.out_dtype);
+         OutputSpan(problem) * BytesOf(problem.out_dtype) *
+         (config.pingpong ? 2 : 1);
 }
 
 bool Persistent(const MatmulConfig& config) {
@@ -80,6 +84,9 @@ bool Persistent(const MatmulConfig& config) {
 EpilogueMode ResolvedEpilogue(const MatmulProblem& problem,
                               const MatmulConfig& config) {
   if (config.epilogue != EpilogueMode::kAuto) return config.epilogue;
+  // Ping-pong is persistent: the producer loads one group's next tile into
+  // the stages while the other group runs its epilogue.
+  if (config.pingpong) return EpilogueMode::kDedicated;
   if (config.split_k > 1) return EpilogueMode::kReuseMainloop;
   const int64_t tiles =
       CeilDiv(problem.m, config.tile_m) * CeilDiv(problem.n, config.tile_n);
@@ -124,6 +131,50 @@ absl::Status CheckRowStride(absl::string_view tensor, absl::string_view layout,
       "multiple of %d); this shape cannot be generated",
       tensor, layout, size_name, row_elements, ElementTypeName(type), row_bytes,
       size_name, 16 / BytesOf(type)));
+}
+
+// What ping-pong asks of a configuration beyond what every one needs.
+absl::Status ValidatePingPong(const MatmulConfig& config) {
+  if (config.circular_buffer != "warp_specialized") {
+    return absl::InvalidArgumentError(
+        "ping-pong with circular buffer mode pipelined: ping-pong's two "
+        "consumer warpgroups and producer are warp_specialized roles");
+  }
+  if (config.consumer_warpgroups != 2) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ping-pong with %d consumer warpgroups: ping-pong has two (wg2), "
+        "each computing whole tiles in turn",
+        config.consumer_warpgroups));
+  }
+  if (config.tile_m != 64 && config.tile_m != 128) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ping-pong tile M = %d: one warpgroup computes the whole tile, one "
+        "or two 64-row wgmma blocks (64 or 128)",
+        config.tile_m));
+  }
+  if (config.tile_m * config.tile_n > 128 * 128) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ping-pong tile %dx%d: one warpgroup holds the whole tile's f32 "
+        "accumulator, %d registers per thread; at most 128 leave room "
+        "within the 232 a consumer thread gets (128x128, 64x256 or "
+        "smaller)",
+        config.tile_m, config.tile_n, config.tile_m * config.tile_n / 128));
+  }
+  if (config.split_k > 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "split-K %d with ping-pong: split-K's grid computes one tile per "
+        "block (`splitk` may not sit in a loop), and ping-pong needs a "
+        "persistent tile loop whose tiles its two warpgroups take in turn; "
+        "use the cooperative schedule to split K",
+        config.split_k));
+  }
+  if (config.epilogue == EpilogueMode::kReuseMainloop) {
+    return absl::InvalidArgumentError(
+        "epilogue reuse with ping-pong: the producer loads one warpgroup's "
+        "next tile into the stages while the other writes its output tile, "
+        "so the output cannot take the stages' bytes; use dedicated");
+  }
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------
@@ -186,7 +237,9 @@ class MatmulWriter {
         out16_(problem.out_dtype != ElementType::kF32),
         persistent_(Persistent(config)),
         split_(config.split_k > 1),
-        zero_first_(split_ || b_mn_) {}
+        pingpong_(config.pingpong),
+        row_blocks_(config.pingpong ? config.tile_m / 64 : 1),
+        zero_first_(split_ || b_mn_ || pingpong_) {}
 
   // The body; then the header and the constants it uses.
   std::string Write();
@@ -204,16 +257,22 @@ class MatmulWriter {
   void KLoop(const std::string& lo, const std::string& hi,
              const std::string& iteration_base);
   void Wgmmas(int kk, bool zero_init);
-  void StoreSubtile(const std::string& sub, const std::string& buffer);
+  void StoreSubtile(const std::string& sub, const std::string& buffer,
+                    const std::string& acc_base = "");
   void Epilogue();
 
   const MatmulProblem& p_;
   const MatmulConfig& c_;
-  const bool a_mn_, b_mn_, out16_, persistent_, split_;
+  const bool a_mn_, b_mn_, out16_, persistent_, split_, pingpong_;
+  // Ping-pong: the 64-row blocks of the tile that its one warpgroup
+  // computes, each into its own part of the accumulator (else 1: each
+  // cooperative warpgroup computes one).
+  const int row_blocks_;
   // Whether the accumulator is zeroed by stores before the k loop rather
   // than by the first k-step's wgmmas (`zero_init` under `kt == 0`): a
   // split may have no k-steps; with several wgmmas per k16 step (N-major
-  // B) the branch makes ptxas serialize them (warning C7519).
+  // B, or ping-pong's row blocks) the branch makes ptxas serialize them
+  // (warning C7519).
   const bool zero_first_;
   KernelWriter w_;
 };
@@ -246,7 +305,9 @@ std::string MatmulWriter::Header() {
       "     %%c_map: tensormap %s[%d, %d] of %%c {swizzle = 128})\n"
       "    %s block(%d) {\n",
       kKernelName, T(), a_shape, T(), b_shape, Out(), T(), a_box, T(), b_box,
-      Out(), tm, out_span, grid, 128 * c_.consumer_warpgroups);
+      Out(), tm, out_span, grid,
+      // Ping-pong is written for one warpgroup; the pass adds the second.
+      pingpong_ ? 128 : 128 * c_.consumer_warpgroups);
 }
 
 // Grouped rasterization: tiles go down groups of `raster_group` tile rows
@@ -270,23 +331,34 @@ void MatmulWriter::Rasterize(const std::string& tile) {
 // chunk of an N-major B (a 128-byte swizzle atom holds 64 of its columns),
 // else one of width tile_n.
 void MatmulWriter::Wgmmas(int kk, bool zero_init) {
-  std::string a_operand =
-      a_mn_ ? absl::StrCat("%sa[%wg, ", C(kk), ", ", C(0), "]")
-            : absl::StrCat("%sa[%wg_row, ", C(kk), "]");
   std::vector<std::string> attrs;
   if (a_mn_) attrs.push_back("a_major = m");
   if (b_mn_) attrs.push_back("b_major = n");
   if (zero_init) attrs.push_back("zero_init");
   const int chunks = b_mn_ ? c_.tile_n / kSpan16 : 1;
   const int n = c_.tile_n / chunks;
-  for (int j = 0; j < chunks; ++j) {
-    const std::string b_operand =
-        b_mn_ ? absl::StrCat("%sb[", C(j), ", ", C(kk), ", ", C(0), "]")
-              : absl::StrCat("%sb[", C(0), ", ", C(kk), "]");
-    std::vector<std::string> all = {absl::StrCat("n = ", n)};
-    all.insert(all.end(), attrs.begin(), attrs.end());
-    w_.Line(absl::StrCat("wgmma %acc[", C(j * n / 2), "], ", a_operand, ", ",
-                         b_operand, " {", absl::StrJoin(all, ", "), "}"));
+  // Ping-pong: row block r of the tile (its A rows 64r ..) accumulates at
+  // acc[r * tile_n / 2]; cooperative: the warpgroup's own 64 rows.
+  for (int r = 0; r < row_blocks_; ++r) {
+    std::string a_operand;
+    if (pingpong_) {
+      a_operand = a_mn_
+                      ? absl::StrCat("%sa[", C(r), ", ", C(kk), ", ", C(0), "]")
+                      : absl::StrCat("%sa[", C(64 * r), ", ", C(kk), "]");
+    } else {
+      a_operand = a_mn_ ? absl::StrCat("%sa[%wg, ", C(kk), ", ", C(0), "]")
+                        : absl::StrCat("%sa[%wg_row, ", C(kk), "]");
+    }
+    for (int j = 0; j < chunks; ++j) {
+      const std::string b_operand =
+          b_mn_ ? absl::StrCat("%sb[", C(j), ", ", C(kk), ", ", C(0), "]")
+                : absl::StrCat("%sb[", C(0), ", ", C(kk), "]");
+      std::vector<std::string> all = {absl::StrCat("n = ", n)};
+      all.insert(all.end(), attrs.begin(), attrs.end());
+      w_.Line(absl::StrCat("wgmma %acc[", C(r * c_.tile_n / 2 + j * n / 2),
+                           "], ", a_operand, ", ", b_operand, " {",
+                           absl::StrJoin(all, ", "), "}"));
+    }
   }
 }
 
@@ -312,8 +384,9 @@ void MatmulWriter::LoadOperand(const std::string& name, bool mn_major,
 }
 
 void MatmulWriter::ZeroAccumulator() {
+  const int size = row_blocks_ * c_.tile_n / 2;
   w_.Open(absl::StrFormat("for %%z = %s to %s step %s {unroll = %d}", C(0),
-                          C(c_.tile_n / 2), C(1), c_.tile_n / 2));
+                          C(size), C(1), size));
   w_.Line("store %acc[%z], %zero");
   w_.Close();
 }
@@ -321,8 +394,8 @@ void MatmulWriter::ZeroAccumulator() {
 void MatmulWriter::KLoop(const std::string& lo, const std::string& hi,
                          const std::string& iteration_base) {
   w_.Open(absl::StrFormat(
-      "for %%kt = %s to %s step %s {circular_buffer = %s, stages = %d}", lo, hi,
-      C(1), c_.circular_buffer, c_.stages));
+      "for %%kt = %s to %s step %s {circular_buffer = %s, stages = %d%s}", lo,
+      hi, C(1), c_.circular_buffer, c_.stages, pingpong_ ? ", pingpong" : ""));
   // The author's protocol: one mbarrier, whose phase count is the number of
   // k-steps this block ran before this one.
   std::string it = "%kt";
@@ -358,7 +431,8 @@ void MatmulWriter::KLoop(const std::string& lo, const std::string& hi,
 // Writes 64 (16-bit) or 32 (f32) output columns, sub-tile `sub` of the
 // accumulator, into `%sc[buffer]`.
 void MatmulWriter::StoreSubtile(const std::string& sub,
-                                const std::string& buffer) {
+                                const std::string& buffer,
+                                const std::string& acc_base) {
   if (out16_) {
     w_.Line(absl::StrFormat(
         "// acc -> %s: columns 16i .. 16i+15 of the warp's 16 rows "
@@ -368,7 +442,12 @@ void MatmulWriter::StoreSubtile(const std::string& sub,
                             C(4), C(1)));
     w_.Index("s4", "mul", sub, C(4));
     w_.Index("i", "add", "%s4", "%q");
-    w_.Index("j0", "mul", "%i", C(8));
+    if (acc_base.empty()) {
+      w_.Index("j0", "mul", "%i", C(8));
+    } else {
+      w_.Index("i8", "mul", "%i", C(8));
+      w_.Index("j0", "add", "%i8", acc_base);
+    }
     std::vector<std::string> halves;
     for (int e = 0; e < 8; ++e) {
       std::string j = "%j0";
@@ -394,7 +473,12 @@ void MatmulWriter::StoreSubtile(const std::string& sub,
   w_.Index("i", "add", "%s4", "%q");
   w_.Index("q_col", "mul", "%q", C(8));
   w_.Index("col", "add", "%q_col", "%lane_col");
-  w_.Index("j0", "mul", "%i", C(4));
+  if (acc_base.empty()) {
+    w_.Index("j0", "mul", "%i", C(4));
+  } else {
+    w_.Index("i4", "mul", "%i", C(4));
+    w_.Index("j0", "add", "%i4", acc_base);
+  }
   w_.Index("j1", "add", "%j0", C(1));
   w_.Index("j2", "add", "%j0", C(2));
   w_.Index("j3", "add", "%j0", C(3));
@@ -422,7 +506,22 @@ void MatmulWriter::Epilogue() {
     w_.Open(absl::StrFormat("for %%s = %s to %s step %s {unroll = %d}", C(0),
                             C(subtiles), C(1), subtiles));
     w_.Index("buf", "rem", "%s", C(EpilogueBuffers(p_, c_)));
-    StoreSubtile("%s", "%buf");
+    if (pingpong_) {
+      // The warpgroup writes every 64-row block of the sub-tile.
+      w_.Open(absl::StrFormat("for %%r = %s to %s step %s {unroll = %d}", C(0),
+                              C(row_blocks_), C(1), row_blocks_));
+      w_.Index("r_row", "mul", "%r", C(64));
+      w_.Index("row0", "add", "%r_row", "%warp_row");
+      if (!out16_) {
+        w_.Index("row_a", "add", "%row0", "%lane_row");
+        w_.Index("row_b", "add", "%row_a", C(8));
+      }
+      w_.Index("acc_base", "mul", "%r", C(c_.tile_n / 2));
+      StoreSubtile("%s", "%buf", "%acc_base");
+      w_.Close();
+    } else {
+      StoreSubtile("%s", "%buf");
+    }
     w_.Open("if %is_t0");
     w_.Index("s_col", "mul", "%s", C(OutputSpan(p_)));
     w_.Index("n_s", "add", "%n0", "%s_col");
@@ -470,17 +569,30 @@ std::string MatmulWriter::Write() {
   const int buffers = EpilogueBuffers(p_, c_);
   w_.Line(absl::StrFormat(
       "// Output sub-tiles of %dx%d, 128-byte swizzled: %s.", tm, span,
-      c_.epilogue == EpilogueMode::kDedicated
+      pingpong_ ? absl::StrFormat("a ring of %d beside the stages (the "
+                                  "warpgroup's own: circular-buffer gives "
+                                  "the second consumer warpgroup a copy)",
+                                  buffers)
+      : c_.epilogue == EpilogueMode::kDedicated
           ? absl::StrFormat("a ring of %d beside the stages", buffers)
           : "the whole tile, which may take the stages' bytes"));
   w_.Line(absl::StrFormat(
       "%%sc = alloc.shared {align = 1024, swizzle = 128} : shared %s[%d, %d, "
       "%d]",
       Out(), buffers, tm, span));
-  w_.Line(absl::StrFormat(
-      "// This thread's fragment of its warpgroup's 64x%d accumulator tile.",
-      tn));
-  w_.Line(absl::StrFormat("%%acc = alloc.reg : reg f32[%d]", tn / 2));
+  if (pingpong_) {
+    w_.Line(absl::StrFormat(
+        "// This thread's fragments of the tile's %d 64x%d row block(s), "
+        "block r from acc[%d r].",
+        row_blocks_, tn, tn / 2));
+  } else {
+    w_.Line(absl::StrFormat(
+        "// This thread's fragment of its warpgroup's 64x%d accumulator "
+        "tile.",
+        tn));
+  }
+  w_.Line(
+      absl::StrFormat("%%acc = alloc.reg : reg f32[%d]", row_blocks_ * tn / 2));
   w_.Blank();
   w_.Line("%tid = thread.id x : index");
   w_.Line(absl::StrFormat("%%is_t0 = cmp eq %%tid, %s : i1", C(0)));
@@ -497,20 +609,30 @@ std::string MatmulWriter::Write() {
   w_.Index("k_tiles", "div", "%k_round", C(tk));
   w_.Index("group_tiles", "mul", "%tiles_n", C(c_.raster_group));
   w_.Blank();
-  w_.Line("// This thread's warpgroup (a 64-row half of the tile) and warp.");
-  w_.Index("wg", "div", "%tid", C(128));
-  w_.Index("wg_row", "mul", "%wg", C(64));
-  w_.Index("t_in_wg", "rem", "%tid", C(128));
-  w_.Index("wg_warp", "div", "%t_in_wg", C(32));
-  w_.Index("warp_row", "mul", "%wg_warp", C(16));
-  w_.Index("row0", "add", "%wg_row", "%warp_row");
+  if (pingpong_) {
+    w_.Line(
+        "// This thread's warp: its 16 rows of each 64-row block of the "
+        "tile.");
+    w_.Index("wg_warp", "div", "%tid", C(32));
+    w_.Index("warp_row", "mul", "%wg_warp", C(16));
+  } else {
+    w_.Line("// This thread's warpgroup (a 64-row half of the tile) and warp.");
+    w_.Index("wg", "div", "%tid", C(128));
+    w_.Index("wg_row", "mul", "%wg", C(64));
+    w_.Index("t_in_wg", "rem", "%tid", C(128));
+    w_.Index("wg_warp", "div", "%t_in_wg", C(32));
+    w_.Index("warp_row", "mul", "%wg_warp", C(16));
+    w_.Index("row0", "add", "%wg_row", "%warp_row");
+  }
   if (!out16_) {
     w_.Index("lane", "rem", "%tid", C(32));
     w_.Index("lane_row", "div", "%lane", C(4));
     w_.Index("lane_quad", "rem", "%lane", C(4));
     w_.Index("lane_col", "mul", "%lane_quad", C(2));
-    w_.Index("row_a", "add", "%row0", "%lane_row");
-    w_.Index("row_b", "add", "%row_a", C(8));
+    if (!pingpong_) {  // ping-pong's rows are per row block
+      w_.Index("row_a", "add", "%row0", "%lane_row");
+      w_.Index("row_b", "add", "%row_a", C(8));
+    }
   }
   w_.Blank();
   if (persistent_) {
@@ -761,11 +883,6 @@ absl::Status ValidateMatmul(const MatmulProblem& problem,
     return s;
   }
 
-  if (config.pingpong) {
-    return absl::UnimplementedError(
-        "--pingpong: not supported yet (circular-buffer has no ping-pong "
-        "consumer schedule); use the cooperative schedule");
-  }
   if (config.cluster_m != 1 || config.cluster_n != 1) {
     if (config.cluster_m < 1 || config.cluster_n < 1) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -782,7 +899,9 @@ absl::Status ValidateMatmul(const MatmulProblem& problem,
         "%d consumer warpgroups: 1 or 2 (each computes 64 rows of the tile)",
         config.consumer_warpgroups));
   }
-  if (config.tile_m != 64 * config.consumer_warpgroups) {
+  if (config.pingpong) {
+    if (absl::Status s = ValidatePingPong(config); !s.ok()) return s;
+  } else if (config.tile_m != 64 * config.consumer_warpgroups) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "tile M = %d: must be 64 per consumer warpgroup (%d with %d); "
         "tiles are 64x... or 128x...",
@@ -949,8 +1068,9 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
         kSharedMemoryBytes));
   }
   why.push_back(
-      "cooperative, 2 consumer warpgroups of 64 rows each (ping-pong is not "
-      "supported yet)");
+      "cooperative, 2 consumer warpgroups of 64 rows each (ping-pong, two "
+      "warpgroups taking whole tiles in turn, is available by option: "
+      "--pingpong)");
   why.push_back("cluster 1x1 (TMA multicast is not supported yet)");
   why.push_back(absl::StrFormat(
       "circular buffer warp_specialized: a producer warpgroup issues the "
@@ -1097,6 +1217,11 @@ absl::StatusOr<std::string> GenerateMatmul(const MatmulProblem& problem,
           ? absl::StrFormat("Split-K: %d splits over grid z (`splitk`, "
                             "serialize-split-k mode=%s), one tile per block.",
                             config.split_k, SplitKModeName(config.split_k_mode))
+      : config.pingpong
+          ? "Ping-pong: written for one\n// warpgroup computing whole "
+            "tiles; circular-buffer makes two consumer\n// warpgroups that "
+            "take the block's tiles in turn, each with its own\n// output "
+            "buffers."
       : Persistent(config)
           ? "Persistent: one block per SM walks the tiles; the output tile "
             "has its own buffer."

@@ -92,12 +92,55 @@ TEST(ValidateMatmul, NamesTheTensorTmaCannotDescribe) {
                   .ok());
 }
 
-TEST(ValidateMatmul, PingPongAndClustersAreNotSupportedYet) {
-  MatmulConfig pingpong = Fitting();
-  pingpong.pingpong = true;
-  ExpectError(Problem(256, 256, 256), pingpong,
-              absl::StatusCode::kUnimplemented,
-              "--pingpong: not supported yet");
+// A ping-pong configuration that fits: 128x128 tiles, 5 stages.
+MatmulConfig PingPong() {
+  MatmulConfig config;
+  config.pingpong = true;
+  config.tile_n = 128;
+  config.stages = 5;
+  return config;
+}
+
+TEST(ValidateMatmul, PingPongTakesWholeTilesOfAPersistentGrid) {
+  EXPECT_TRUE(ValidateMatmul(Problem(4096, 4096, 4096), PingPong()).ok());
+  MatmulConfig wide = PingPong();
+  wide.tile_m = 64;
+  wide.tile_n = 256;
+  wide.stages = 4;
+  EXPECT_TRUE(ValidateMatmul(Problem(4096, 4096, 4096), wide).ok());
+  struct Case {
+    void (*change)(MatmulConfig&);
+    const char* error;
+  };
+  for (const Case& bad : std::vector<Case>{
+           {[](MatmulConfig& c) { c.tile_n = 256; },
+            "ping-pong tile 128x256: one warpgroup holds the whole tile's f32 "
+            "accumulator, 256 registers per thread"},
+           {[](MatmulConfig& c) { c.consumer_warpgroups = 1; },
+            "ping-pong with 1 consumer warpgroups"},
+           {[](MatmulConfig& c) { c.circular_buffer = "pipelined"; },
+            "ping-pong with circular buffer mode pipelined"},
+           {[](MatmulConfig& c) { c.split_k = 2; },
+            "split-K 2 with ping-pong: split-K's grid computes one tile per "
+            "block"},
+           {[](MatmulConfig& c) { c.epilogue = EpilogueMode::kReuseMainloop; },
+            "epilogue reuse with ping-pong"}}) {
+    MatmulConfig config = PingPong();
+    bad.change(config);
+    ExpectError(Problem(4096, 4096, 4096), config,
+                absl::StatusCode::kInvalidArgument, bad.error);
+  }
+  // Each warpgroup has its own ring of two 128x64 output sub-tiles: 5
+  // stages of 32 KiB and 64 KiB of output fit, 6 stages do not.
+  MatmulConfig six = PingPong();
+  six.stages = 6;
+  ExpectError(Problem(4096, 4096, 4096), six,
+              absl::StatusCode::kInvalidArgument,
+              "more than the 232448 a block can use");
+  EXPECT_EQ(MaxStages(Problem(4096, 4096, 4096), PingPong()), 5);
+}
+
+TEST(ValidateMatmul, ClustersAreNotSupportedYet) {
   MatmulConfig cluster = Fitting();
   cluster.cluster_m = 2;
   ExpectError(Problem(256, 256, 256), cluster, absl::StatusCode::kUnimplemented,
@@ -225,6 +268,7 @@ TEST(ParseConfig, RoundTrips) {
   configs[2].split_k_mode = SplitKMode::kTmaSerial;
   configs[2].epilogue = EpilogueMode::kReuseMainloop;
   configs[3].pingpong = true;
+  configs[3].tile_n = 128;
   configs[3].cluster_m = 2;
   configs[3].epilogue = EpilogueMode::kDedicated;
   for (const MatmulConfig& config : configs) {
@@ -338,6 +382,22 @@ std::vector<Variant> Variants() {
   reuse.config.epilogue = EpilogueMode::kReuseMainloop;
   reuse.config.stages = 2;
   variants.push_back(reuse);
+  // Ping-pong: 128x128 tiles (two row blocks) with N-major B and f32
+  // output, and 64x256 tiles with M-major A.
+  Variant pingpong;
+  pingpong.name = "pingpong_128x128_kn_f32";
+  pingpong.problem = Problem(200, 136, 520, OperandMajor::kK, OperandMajor::kMN,
+                             ElementType::kF32);
+  pingpong.config = PingPong();
+  variants.push_back(pingpong);
+  Variant wide;
+  wide.name = "pingpong_64x256_mk";
+  wide.problem = Problem(1000, 1000, 1000, OperandMajor::kMN);
+  wide.config = PingPong();
+  wide.config.tile_m = 64;
+  wide.config.tile_n = 256;
+  wide.config.stages = 4;
+  variants.push_back(wide);
   return variants;
 }
 
