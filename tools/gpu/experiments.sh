@@ -4,8 +4,9 @@
 # default pipeline against one changed option per variant, over
 # testdata/bench/llm.csv (KIR_EXPERIMENT_CSV overrides), each problem's
 # variants checked, then timed alternately in one process. Which set runs:
-# $1 = a space-separated list of fences | lowering | reuse | splitk
-# (default: all). A variant that fails on a problem (a layout that does not
+# $1 = a space-separated list of fences | lowering | reuse | splitk |
+# schedules (default: all; schedules times testdata/bench/schedules.csv,
+# cooperative against ping-pong and cluster configurations, as rows). A variant that fails on a problem (a layout that does not
 # fit without reuse, a lowering that does not verify) makes that problem an
 # error in its experiment, so variants likely to fail get an experiment of
 # their own. JSON, CSV, SVG and logs go to $OUT/experiments/, also packed
@@ -38,14 +39,18 @@ experiment() {
   local variants=(default)
   for change in "$@"; do variants+=("$(pipeline "$change")"); done
   local start=$SECONDS
-  "$bench" "$csv" "${options[@]}" --compare "${variants[@]}" \
+  # One variant (the default pipeline) is a plain run of the CSV's rows.
+  if ((${#variants[@]} > 1)); then
+    options+=(--compare "${variants[@]}")
+  fi
+  "$bench" "$csv" "${options[@]}" \
     --json "$out/$name.json" --csv "$out/$name.csv" --plot "$out/$name.svg" \
     --log "$out/$name.log" >"$out/$name.txt" 2>"$out/$name.err"
   echo "== $name: exit $?, $((SECONDS - start)) s"
   tail -n 8 "$out/$name.txt"
 }
 
-sets=${1:-fences lowering reuse splitk}
+sets=${1:-fences lowering reuse splitk schedules}
 for set in $sets; do
   case $set in
     fences)
@@ -59,7 +64,9 @@ for set in $sets; do
     splitk)
       experiment splitk \
         --filter '^(256x256x65536|512x1024x32768|128x1024x65536|1024x1024x16384|128x8192x8192|3648x480x8632) ' \
-        -- 'serialize-split-k{mode=tma-serial}' ;;
+        -- 'serialize-split-k{mode=tma-serial}' 'serialize-split-k{mode=tma-atomic}' ;;
+    schedules)
+      csv=testdata/bench/schedules.csv experiment schedules -- ;;
   esac
 done
 tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")"

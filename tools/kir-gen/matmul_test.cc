@@ -328,6 +328,11 @@ TEST(LoweringPipeline, NamesTheSplitKMode) {
             "serialize-split-k{mode=tma-serial},default");
   config.split_k_mode = SplitKMode::kSerial;
   EXPECT_EQ(LoweringPipeline(config), "default");
+  // Split-K kernels reset their workspaces themselves: zeroed once.
+  EXPECT_THAT(RunDirective(Problem(8, 8, 512), config),
+              HasSubstr("// run: workspace=once pipeline='default' @matmul "
+                        "M=8 N=8 K=512"));
+  config.split_k = 1;
   EXPECT_THAT(RunDirective(Problem(8, 8, 512), config),
               HasSubstr("// run: pipeline='default' @matmul M=8 N=8 K=512"));
 }
