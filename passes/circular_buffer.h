@@ -68,6 +68,18 @@
 //     before tile t's marked loop and arrives on order[1 - g] after it
 //     (besides the overlap of epilogue and mainloop, this keeps a group's
 //     full waits from running two ring phases ahead).
+//   - cluster multicast (ir/language.md, "Cluster multicast"): for a
+//     stage `tma.load` marked `cluster_shared` in a kernel with a cluster
+//     of C > 1 CTAs, a tensor map parameter `<map>_slice` over the same
+//     tensor with the box's outer extent divided by C; the producer loads
+//     this CTA's slice (rows `cluster.cta_rank * b0 / C` on) from it into
+//     the same rows of the stage with `multicast = 2^C - 1` (each CTA
+//     issues its share, as CUTLASS does, so the issue work is balanced);
+//     `full` expects the whole box; `empty` counts the consumer threads of
+//     the cluster, each releasing the stage in every CTA with
+//     `mbarrier.arrive_remote` (its own rank included); ring waits take
+//     `scope = cluster`; `cluster.arrive` / `cluster.wait` follow the inits
+//     and precede the invalidation at the end.
 //   - The marker is removed, so a second run changes nothing.
 // Errors (located): a marked loop with no TMA or bulk load; a load whose
 //   address or guard depends on a value that is not such a pure
@@ -83,11 +95,20 @@
 //   and of whole warpgroups, a kernel that already has roles, or a second
 //   marked nest; for pingpong: pipelined mode, a nest that is not a tile
 //   loop around the marked loop, a block other than one warpgroup, or an
-//   op other than a computation or alloc.reg outside the tile loop.
-// Does not: elect the issuing lane (uniform-predicates), insert
-//   `wgmma.fence`, other commits and waits (insert-async-waits), the
-//   barrier after the inits and other barriers (insert-syncs), or
-//   `fence.mbarrier_init` and proxy fences (insert-proxy-fences).
+//   op other than a computation or alloc.reg outside the tile loop; for
+//   cluster_shared: pipelined mode, a cluster of one CTA or not constant,
+//   nest bounds or load coordinates that may differ between the CTAs of a
+//   cluster (not computed from sizes, parameters, constants, launch
+//   dimensions and block indices the cluster does not tell apart), a box
+//   whose outer extent does not split into C slices of the destination's
+//   alignment, a `multicast` mask on the load, and a cluster_shared load
+//   outside a marked loop.
+// Does not: multicast an operand to part of the cluster (a row or column
+//   of a 2-D cluster: the shared operand goes to every CTA); elect the
+//   issuing lane (uniform-predicates), insert `wgmma.fence`, other commits
+//   and waits (insert-async-waits), the barrier after the inits (without
+//   multicast) and other barriers (insert-syncs), or `fence.mbarrier_init`
+//   and proxy fences (insert-proxy-fences).
 #ifndef KIR_PASSES_CIRCULAR_BUFFER_H_
 #define KIR_PASSES_CIRCULAR_BUFFER_H_
 
