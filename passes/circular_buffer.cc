@@ -602,6 +602,24 @@ class Analyzer {
           .Note(kernel_.loc(), "the kernel");
     }
     plan_.cluster_ctas = static_cast<int>(*ctas);
+    const Region& body = kernel_.body();
+    const Op* early_return = nullptr;
+    Walk(body, [&](const Op& op) {
+      if (op.kind() == OpKind::kReturn && early_return == nullptr &&
+          !(op.parent_region() == &body &&
+            body.IndexOf(&op) + 1 == body.size())) {
+        early_return = &op;
+      }
+    });
+    if (early_return != nullptr) {
+      return (Error(early_return->loc())
+              << "a thread that leaves the kernel early would leave the CTAs "
+                 "of its cluster waiting (for its releases of their stages, "
+                 "and at the cluster barrier before the exit); with a "
+                 "cluster_shared load only a `return` at the kernel's end "
+                 "is allowed")
+          .Note(first->loc(), "the cluster_shared load");
+    }
     for (const Op* loop : plan_.nest) {
       static constexpr const char* kWhat[] = {"lower bound", "upper bound",
                                               "step"};

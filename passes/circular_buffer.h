@@ -101,8 +101,8 @@
 //   cluster (not computed from sizes, parameters, constants, launch
 //   dimensions and block indices the cluster does not tell apart), a box
 //   whose outer extent does not split into C slices of the destination's
-//   alignment, a `multicast` mask on the load, and a cluster_shared load
-//   outside a marked loop.
+//   alignment, a `multicast` mask on the load, a `return` other than the
+//   kernel's last op, and a cluster_shared load outside a marked loop.
 // Does not: multicast an operand to part of the cluster (a row or column
 //   of a 2-D cluster: the shared operand goes to every CTA); elect the
 //   issuing lane (uniform-predicates), insert `wgmma.fence`, other commits
