@@ -1496,6 +1496,12 @@ class Rewriter {
         slice_rows_[slice] = math.Mul(rank, math.Const(slice->type().box()[0]),
                                       slice->name() + "_row");
       }
+      // The other CTAs of the cluster, (rank + j) % C for j = 1..C-1.
+      for (int j = 1; j < plan_.cluster_ctas; ++j) {
+        peers_.push_back(math.Rem(
+            math.Add(rank, math.Const(j), absl::StrCat("cb_rank_plus", j)),
+            math.Const(plan_.cluster_ctas), absl::StrCat("cb_peer", j)));
+      }
     }
     CountUses();
   }
@@ -1931,17 +1937,12 @@ class Rewriter {
       release.Create(OpKind::kFenceProxyAsync, {},
                      {{"space", Attribute::Enum("shared_cta")}});
     }
-    if (multicast()) {
-      // The stage of every CTA of the cluster holds what this CTA's
-      // producer wrote, so each is released (this CTA's own through its
-      // rank too: one form for all).
-      IndexMath ranks(release, constants_);
-      for (int rank = 0; rank < plan_.cluster_ctas; ++rank) {
-        release.Create(OpKind::kMbarrierArriveRemote,
-                       {Ref(empty_, {stage}), Use(ranks.Const(rank))});
-      }
-    } else {
-      release.Create(OpKind::kMbarrierArrive, {Ref(empty_, {stage})});
+    release.Create(OpKind::kMbarrierArrive, {Ref(empty_, {stage})});
+    // Multicast: every peer's producer wrote into this stage too, so it is
+    // released in every peer as well.
+    for (Value* peer : peers_) {
+      release.Create(OpKind::kMbarrierArriveRemote,
+                     {Ref(empty_, {stage}), Use(peer)});
     }
     CountUses();
   }
@@ -2145,6 +2146,7 @@ class Rewriter {
   // slice map's first row of this CTA's slice.
   std::map<const Value*, Value*> slice_maps_;
   std::map<const Value*, Value*> slice_rows_;
+  std::vector<Value*> peers_;  // the ranks of the other CTAs
   // The subtractions that shift thread and warp ids into the consumer
   // role, with the threads or warps of one warpgroup they subtract.
   std::map<const Op*, int> shift_ops_;

@@ -76,8 +76,9 @@
 //     the same rows of the stage with `multicast = 2^C - 1` (each CTA
 //     issues its share, as CUTLASS does, so the issue work is balanced);
 //     `full` expects the whole box; `empty` counts the consumer threads of
-//     the cluster, each releasing the stage in every CTA with
-//     `mbarrier.arrive_remote` (its own rank included); ring waits take
+//     the cluster, each releasing the stage in its own CTA and, with
+//     `mbarrier.arrive_remote`, in each peer (ranks `(rank + j) % C`,
+//     computed once before the roles); ring waits take
 //     `scope = cluster`; `cluster.arrive` / `cluster.wait` follow the inits
 //     and precede the invalidation at the end.
 //   - The marker is removed, so a second run changes nothing.

@@ -280,7 +280,7 @@ TEST(CircularBufferTest, MulticastGemmPassesTheCheckers) {
          at = printed.find("mbarrier.arrive_remote %empty[", at + 1)) {
       ++releases;
     }
-    EXPECT_EQ(releases, 2) << printed;
+    EXPECT_EQ(releases, 1) << printed;  // the peer's; its own is local
   }
 }
 
