@@ -59,6 +59,7 @@ struct Overrides {
   std::optional<bool> producer_warp;
   bool merged_producer = false;
   std::optional<bool> pingpong;
+  bool multicast = true;  // false: cluster_shared loads stay per-CTA loads
 };
 
 // What one marked loop asks for, after the overrides.
@@ -71,6 +72,7 @@ struct Config {
   bool pingpong = false;         // two consumer warpgroups, alternate tiles
   std::optional<int> producer_regs;
   std::optional<int> consumer_regs;
+  bool multicast = true;  // honour cluster_shared loads
 };
 
 bool IsMarked(const Op& op) {
@@ -582,7 +584,9 @@ class Analyzer {
   absl::Status CheckMulticast() {
     const Op* first = nullptr;
     for (StageLoad& load : plan_.loads) {
-      load.cluster_shared = load.op->kind() == OpKind::kTmaLoad &&
+      // multicast=false: the promise is not used, each CTA loads its box.
+      load.cluster_shared = plan_.config.multicast &&
+                            load.op->kind() == OpKind::kTmaLoad &&
                             load.op->GetFlag("cluster_shared");
       if (load.cluster_shared && first == nullptr) first = load.op;
     }
@@ -1050,6 +1054,7 @@ absl::StatusOr<Config> ReadConfig(const Op& loop, const Overrides& overrides) {
            << "stages must be in 1..16, got " << config.stages;
   }
   config.pingpong = overrides.pingpong.value_or(loop.GetFlag("pingpong"));
+  config.multicast = overrides.multicast;
   if (config.pingpong && config.mode != Mode::kWarpSpecialized) {
     return Error(loop.loc())
            << "pingpong needs warp_specialized mode: the two consumer "
@@ -2186,6 +2191,9 @@ absl::StatusOr<Overrides> ReadOverrides(const PassOptions& options) {
   absl::StatusOr<std::string> pingpong = options.GetString("pingpong");
   if (!pingpong.ok()) return pingpong.status();
   if (*pingpong != "marker") overrides.pingpong = *pingpong == "true";
+  absl::StatusOr<std::string> multicast = options.GetString("multicast");
+  if (!multicast.ok()) return multicast.status();
+  overrides.multicast = *multicast != "false";
   return overrides;
 }
 

@@ -9,7 +9,9 @@
 //   stages=0 (0: the marker's); prefetch=-1 (-1: the marker's, pipelined
 //   only); producer=marker | warpgroup | warp (warp_specialized only);
 //   producer-loop=nested (default) | merged (warp_specialized only);
-//   pingpong=marker | true | false (warp_specialized only).
+//   pingpong=marker | true | false (warp_specialized only);
+//   multicast=marker | false (false: `cluster_shared` loads stay loads of
+//   every CTA, to measure what multicast gains).
 // Requires: a verified kernel in the unlowered reading, with loops marked
 //   `circular_buffer = pipelined | warp_specialized` (ir/language.md,
 //   "Circular buffering"). A marked loop M sits in a nest of loops only
