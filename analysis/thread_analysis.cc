@@ -461,6 +461,18 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
     case OpKind::kElectSync:
       state.implies_elect = true;
       break;
+    case OpKind::kBarrierRed: {
+      // Every participant of one generation receives the same result. When
+      // exactly `threads` threads may reach the op, each generation takes
+      // all of them, so they agree; otherwise whole warps arrive together
+      // (the op is `.aligned`), which still makes the result warp-uniform.
+      const Attribute* threads = op.FindAttr("threads");
+      const bool all_participate =
+          shape_known && threads != nullptr && threads->is_integral &&
+          static_cast<int64_t>(exec.count()) == threads->int_value;
+      state = Unknown(all_participate ? Scope::kBlock : Scope::kWarp);
+      break;
+    }
     case OpKind::kShflSync: {
       // Every lane receives some lane's value, so a value uniform over the
       // warp or coarser stays so; an `idx` shuffle from a warp-uniform lane

@@ -429,6 +429,47 @@ kernel @k () block(256) {
   EXPECT_FALSE(analysis.GuardsUniformOver(*barrier, Scope::kBlock));
 }
 
+// barrier.red's result is shared by its participants: uniform over every
+// thread that may reach it when exactly its count may (one generation takes
+// them all), in a role as at the top level, and so a guard uniform over the
+// block; only warp-uniform when fewer threads are counted than may arrive
+// (two generations could split them). Under a guard the analysis cannot
+// decide, all 256 may arrive and a generation needs all of them: a thread
+// that does not come deadlocks the others, it cannot make them disagree.
+TEST(ThreadAnalysisTest, BarrierReductionIsUniformOverItsParticipants) {
+  std::unique_ptr<Module> module = Parse(R"(
+kernel @k (%g: global i32[4]) block(256) {
+  %c0 = const 0 : index
+  %tid = thread.id x : index
+  %first = cmp eq %tid, %c0 : i1
+  %all = barrier.red or %first {id = 1, threads = 256} : i1
+  %half = barrier.red or %first {id = 2, threads = 128} : i1
+  role @consumer warps[4, 8) {
+    %in_role = barrier.red popc %first {id = 3, threads = 128} : i32
+  }
+  %x = load %g[%c0] : i32
+  %c0i = const 0 : i32
+  %some = cmp ne %x, %c0i : i1
+  if %some {
+    %guarded = barrier.red and %first {id = 4, threads = 256} : i1
+  }
+  if %all {
+    barrier.block
+  }
+}
+)");
+  ASSERT_NE(module, nullptr);
+  ThreadAnalysis analysis(*module->kernels[0]);
+  EXPECT_EQ(analysis.UniformScope(FindValue(*module, "all")), Scope::kBlock);
+  EXPECT_EQ(analysis.UniformScope(FindValue(*module, "half")), Scope::kWarp);
+  EXPECT_EQ(analysis.UniformScope(FindValue(*module, "in_role")),
+            Scope::kBlock);
+  EXPECT_EQ(analysis.UniformScope(FindValue(*module, "guarded")),
+            Scope::kBlock);
+  EXPECT_TRUE(analysis.GuardsUniformOver(*FindOp(*module, "barrier.block"),
+                                         Scope::kBlock));
+}
+
 TEST(ThreadAnalysisTest, LoopBoundsAndEarlyReturnsGuard) {
   std::unique_ptr<Module> module = Parse(R"(
 kernel @k sizes(%N) () block(128) {

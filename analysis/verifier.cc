@@ -89,8 +89,10 @@ enum Rule : int {
   kCircularBufferMarker,
   kWorkspaceMap,
   kRemoteArrive,
+  kBarrierReduction,
 };
-static_assert(kRemoteArrive == 53, "keep the rule ids in step with verifier.h");
+static_assert(kBarrierReduction == 54,
+              "keep the rule ids in step with verifier.h");
 
 constexpr int64_t kSharedMemoryLimit = 232448;  // 227 KiB per block
 constexpr int64_t kRegisterFileSize = 65536;    // 32-bit registers per SM
@@ -409,6 +411,7 @@ class Verifier {
   void CheckAlloc(const Op& op);
   void CheckTma(const Op& op);
   void CheckRemoteArrive(const Op& op);
+  void CheckBarrierReduction(const Op& op);
   void CheckCopySize(const Op& op);
   void CheckWgmma(const Op& op);
 
@@ -1154,6 +1157,9 @@ void Verifier::CheckOp(const Op& op) {
       }
       break;
     }
+    case OpKind::kBarrierRed:
+      CheckBarrierReduction(op);
+      [[fallthrough]];
     case OpKind::kBarrierNamed:
     case OpKind::kBarrierArrive: {
       int64_t id = op.GetInt("id");
@@ -1899,6 +1905,23 @@ void Verifier::CheckTma(const Op& op) {
   }
 }
 
+void Verifier::CheckBarrierReduction(const Op& op) {
+  const Type& value = op.operand_value(0)->type();
+  if (!value.is_scalar(DType::kI1)) {
+    Fail(op, kBarrierReduction)
+        << "barrier.red takes an i1 predicate, got " << value.ToString();
+  }
+  const bool count = op.GetString("op") == "popc";
+  const DType want = count ? DType::kI32 : DType::kI1;
+  if (!op.result()->type().is_scalar(want)) {
+    Fail(op, kBarrierReduction)
+        << "barrier.red " << op.GetString("op") << " returns "
+        << (count ? "i32 (how many participants voted true)"
+                  : "i1 like its predicate")
+        << ", got " << op.result()->type().ToString();
+  }
+}
+
 void Verifier::CheckRemoteArrive(const Op& op) {
   const Type& rank = op.operand_value(1)->type();
   if (!rank.is_index() && !IsIntegerScalar(rank)) {
@@ -2224,7 +2247,8 @@ void Verifier::CheckNamedBarriers() {
   std::vector<const Op*> first_use(16, nullptr);
   for (const Op* op : ops_) {
     if (op->kind() != OpKind::kBarrierNamed &&
-        op->kind() != OpKind::kBarrierArrive) {
+        op->kind() != OpKind::kBarrierArrive &&
+        op->kind() != OpKind::kBarrierRed) {
       continue;
     }
     int64_t id = op->GetInt("id");
@@ -2391,7 +2415,8 @@ void Verifier::CheckExecution(const ThreadAnalysis& analysis, const Op& op) {
                  Scope::kBlock);
   }
   if ((op.kind() == OpKind::kBarrierNamed ||
-       op.kind() == OpKind::kBarrierArrive) &&
+       op.kind() == OpKind::kBarrierArrive ||
+       op.kind() == OpKind::kBarrierRed) &&
       exec != ExecClass::kWarpCollective &&
       !analysis.GuardsUniformOver(op, Scope::kWarp, &culprit)) {
     note_culprit(Fail(op, kNamedBarrierUniform)

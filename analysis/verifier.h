@@ -161,6 +161,9 @@
 //   V53 mbarrier.arrive_remote takes an index or integer CTA rank, runs in
 //       a kernel whose cluster has more than one CTA, and a constant rank
 //       names a CTA of that cluster.
+// Barrier reductions
+//   V54 barrier.red takes an i1 predicate and returns i1 (or, and) or i32
+//       (popc). As a named barrier it is also subject to V43, V44 and V46.
 //
 // V31 to V35, V45's uniformity part and V46 need the thread analysis, which
 // assumes a well-formed kernel, so they run only when no other rule fails.

@@ -295,6 +295,10 @@ OpFacts FactsFor(OpKind kind) {
       return Effectful(ExecClass::kParticipants, SyncKind::kNamedBarrier);
     case OpKind::kBarrierArrive:
       return Effectful(ExecClass::kParticipants, SyncKind::kNamedBarrierArrive);
+    case OpKind::kBarrierRed:
+      // A named barrier (bar.red waits like bar.sync) that also combines
+      // one predicate of each participant.
+      return Effectful(ExecClass::kParticipants, SyncKind::kNamedBarrier);
     case OpKind::kClusterArrive:
       return Effectful(ExecClass::kParticipants, SyncKind::kClusterArrive);
     case OpKind::kClusterWait:

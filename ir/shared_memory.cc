@@ -199,6 +199,7 @@ int BarriersUsed(const Kernel& kernel) {
         break;
       case OpKind::kBarrierNamed:
       case OpKind::kBarrierArrive:
+      case OpKind::kBarrierRed:
         used = std::max<int>(used, static_cast<int>(op.GetInt("id")) + 1);
         break;
       default:

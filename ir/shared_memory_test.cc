@@ -68,6 +68,23 @@ kernel @k() block(32) {
   EXPECT_GT(layout.total, kMaxSharedBytes);
 }
 
+// Hardware barriers in use: barrier 0 for barrier.block, and every named
+// barrier id up to the highest, barrier.red's included.
+TEST(OccupancyTest, BarriersUsedCountsEveryBarrierOp) {
+  std::unique_ptr<Module> module = Parse(R"(
+kernel @k() block(128) {
+  %c0 = const 0 : index
+  %tid = thread.id x : index
+  %first = cmp eq %tid, %c0 : i1
+  barrier.block
+  barrier.named {id = 2, threads = 128}
+  %any = barrier.red or %first {id = 5, threads = 128} : i1
+}
+)");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(BarriersUsed(*module->kernels[0]), 6);
+}
+
 TEST(OccupancyTest, KnownKernels) {
   // The warp-specialized GEMM: 384 threads, 168 registers, 131136 bytes.
   Occupancy gemm = BlocksPerSm({384, 168, 131136, 1});

@@ -299,6 +299,9 @@ struct LoopPlan {
   std::vector<Value*> author_barriers;
   std::vector<Op*> author_waits;     // replaced by full waits
   std::vector<Op*> author_removals;  // inits, arrive_tx, invals
+  // pingpong: shared buffers of the tile loop other than the stages (an
+  // epilogue tile), which each consumer group gets a copy of.
+  std::vector<const Value*> group_private;
   // Ops inside the nest, and (warp_specialized) top-level ops that move to
   // the consumers, that one iteration's loads need: cloned per iteration.
   std::set<const Op*> slice;
@@ -849,35 +852,22 @@ class Analyzer {
              << plan_.block_threads << " threads";
     }
     const Op* tile_loop = plan_.nest.front();
-    // Shared memory other than the stages would be shared by the groups,
-    // which run the tile code at the same time.
-    const Op* shared_access = nullptr;
-    const Value* shared_buffer = nullptr;
+    // Shared memory other than the stages and the author's barriers is the
+    // warpgroup's own (an epilogue tile): the second group gets a copy.
     Walk(tile_loop->region(0), [&](const Op& op) {
-      if (shared_access != nullptr) return;
       for (const MemoryEffect& effect : MemoryEffectsOf(op)) {
-        if (effect.space != MemorySpace::kShared ||
+        if (effect.space != MemorySpace::kShared || effect.buffer == nullptr ||
             plan_.staged_set.count(effect.buffer) != 0 ||
             std::find(plan_.author_barriers.begin(),
                       plan_.author_barriers.end(),
-                      effect.buffer) != plan_.author_barriers.end()) {
+                      effect.buffer) != plan_.author_barriers.end() ||
+            std::find(plan_.group_private.begin(), plan_.group_private.end(),
+                      effect.buffer) != plan_.group_private.end()) {
           continue;
         }
-        shared_access = &op;
-        shared_buffer = effect.buffer;
-        return;
+        plan_.group_private.push_back(effect.buffer);
       }
     });
-    if (shared_access != nullptr) {
-      return (Error(shared_access->loc())
-              << "pingpong runs the tile loop in two consumer warpgroups at "
-                 "once, which would share "
-              << (shared_buffer != nullptr ? Name(shared_buffer)
-                                           : std::string("shared memory"))
-              << "; only the staged buffers may be shared memory in the "
-                 "tile loop")
-          .Note(tile_loop->loc(), "the tile loop");
-    }
     for (const auto& op : kernel_.body().ops()) {
       if (op.get() == tile_loop || classes_.Of(*op) != TopLevelClass::kMoved ||
           op->kind() == OpKind::kReturn || op->kind() == OpKind::kAllocReg ||
@@ -1017,8 +1007,15 @@ class Analyzer {
       request.bytes[buffer] = *bytes * stages;
       staged_names.push_back(Name(buffer));
     }
-    // The full and empty rings, after the last staged buffer.
+    // The full and empty rings, after the last staged buffer, and the
+    // second consumer group's copies of its private buffers.
     request.added = {{8 * stages, 8}, {8 * stages, 8}};
+    for (const Value* buffer : plan_.group_private) {
+      const Op& alloc = *buffer->defining_op();
+      if (std::optional<int64_t> bytes = SharedAllocationBytes(alloc)) {
+        request.added.push_back({*bytes, SharedAllocationAlignment(alloc)});
+      }
+    }
     request.added_after = plan_.staged.back();
     const SharedMemoryEstimate estimate = EstimateSharedMemory(
         kernel_, request, kernel_.block.StaticVolume().value_or(0), 0);
@@ -2032,6 +2029,16 @@ class Rewriter {
     Op* second =
         after.Role("consumer1", begin + group_warps, begin + 2 * group_warps);
     std::map<const Value*, Value*> map;
+    // The second group's copies of the private buffers, allocated after
+    // the originals.
+    for (const Value* buffer : plan_.group_private) {
+      const Op* alloc = buffer->defining_op();
+      OpBuilder next = Builder(body, body.IndexOf(alloc) + 1);
+      map[buffer] =
+          next.Create(OpKind::kAllocShared, {}, AttrList(alloc->attrs()),
+                      {buffer->type()}, {"g1_" + buffer->name()})
+              ->result();
+    }
     OpBuilder copy(second->region(0), 0);
     for (const auto& op : first.region(0).ops()) {
       CloneForGroup(copy, *op, map);

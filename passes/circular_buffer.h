@@ -70,6 +70,10 @@
 //     before tile t's marked loop and arrives on order[1 - g] after it
 //     (besides the overlap of epilogue and mainloop, this keeps a group's
 //     full waits from running two ring phases ahead).
+//     Shared buffers other than the stages that the tile loop uses (an
+//     epilogue tile) are each group's own: the second group gets a copy,
+//     `%g1_<name>`, allocated after the original (the stages' fit in
+//     shared memory counts it).
 //   - cluster multicast (ir/language.md, "Cluster multicast"): for a
 //     stage `tma.load` marked `cluster_shared` in a kernel with a cluster
 //     of C > 1 CTAs, a tensor map parameter `<map>_slice` over the same

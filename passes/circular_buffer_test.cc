@@ -153,6 +153,58 @@ TEST(CircularBufferTest, PingPongPassesTheCheckers) {
   }
 }
 
+// Ping-pong gives the second consumer group its own copy of each shared
+// buffer the tile loop uses besides the stages, and counts the copy when it
+// checks that the stages fit: 2 stages of 64 KiB and a 56 KiB epilogue
+// buffer fit once (184 KiB), not twice (240 KiB).
+TEST(CircularBufferTest, PingPongCopiesTheGroupsSharedBuffers) {
+  const std::string text =
+      ReadTestdata("passes/circular-buffer/pingpong_private.kir");
+  ASSERT_FALSE(text.empty());
+  std::unique_ptr<Module> module = Parse(text);
+  ASSERT_NE(module, nullptr);
+  ASSERT_TRUE(RunPasses(*module, "circular-buffer").ok());
+  EXPECT_TRUE(Verify(*module).ok()) << Verify(*module);
+  const std::string printed = PrintKernel(*module->kernels[0]);
+  const size_t second = printed.find("role @consumer1");
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_NE(printed.find("%g1_out = alloc.shared"), std::string::npos);
+  EXPECT_NE(printed.find("store %g1_out[", second), std::string::npos);
+  EXPECT_EQ(printed.find("%out[", second), std::string::npos);
+
+  constexpr char kTooLarge[] = R"(
+kernel @k sizes(%n) (%x: global f32[%n, 64], %y: global f32[%n, 128],
+    %x_map: tensormap f32[256, 64] of %x) block(128) {
+  %c0 = const 0 : index
+  %c1 = const 1 : index
+  %buf = alloc.shared {align = 128} : shared f32[256, 64]
+  %out = alloc.shared {align = 16} : shared f32[128, 112]
+  %bar = alloc.shared {align = 8} : shared mbarrier[1]
+  %tid = thread.id x : index
+  %is_t0 = cmp eq %tid, %c0 : i1
+  for %t = %c0 to %n step %c1 {
+    for %i = %c0 to %c1 step %c1 {circular_buffer = warp_specialized, stages = 2, pingpong} {
+      if %is_t0 {
+        tma.load %buf[%c0, %c0], %x_map[%t, %c0], %bar[%c0]
+      }
+    }
+    %v = const 1.0 : f32
+    store %out[%tid, %c0], %v
+    %w = load %out[%tid, %c0] : f32
+    store %y[%t, %tid], %w
+  }
+}
+)";
+  std::unique_ptr<Module> large = Parse(kTooLarge);
+  ASSERT_NE(large, nullptr);
+  absl::Status status = RunPasses(*large, "circular-buffer");
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(std::string(status.message()).find("a block can use"),
+            std::string::npos)
+      << status;
+  ASSERT_TRUE(RunPasses(*large, "circular-buffer{pingpong=false}").ok());
+}
+
 constexpr char kLoop[] = R"(
 kernel @k sizes(%n) (%x: global f32[%n, 32], %y: global f32[%n, 128],
     %x_map: tensormap f32[128, 32] of %x) block(128) {

@@ -21,6 +21,7 @@
 #include "ir/check.h"
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
+#include "passes/barrier_ids.h"
 
 namespace kir {
 namespace {
@@ -142,6 +143,7 @@ struct SplitPlan {
   int lanes = 1;  // V
   Mode mode = Mode::kSerial;
   int64_t elements = 1;  // of the partial, per thread (E)
+  int vote_barrier = 0;  // tma-atomic: the named barrier id of the vote
 };
 
 class Checker {
@@ -162,6 +164,7 @@ class Checker {
     if (absl::Status s = CheckReturns(); !s.ok()) return s;
     if (absl::Status s = CheckSplitIndex(plan); !s.ok()) return s;
     if (absl::Status s = CheckReadsAfter(plan); !s.ok()) return s;
+    if (absl::Status s = AllocateVoteBarrier(plan); !s.ok()) return s;
     return plan;
   }
 
@@ -264,6 +267,21 @@ class Checker {
              << " bytes of partials in shared memory, more than a block has "
                 "(227 KiB); use a narrower work type or mode=serial";
     }
+    return absl::OkStatus();
+  }
+
+  // tma-atomic: the participants vote on "my block arrived last" at a
+  // named barrier of their own count.
+  absl::Status AllocateVoteBarrier(SplitPlan& plan) {
+    if (plan.mode != Mode::kTmaAtomic) return absl::OkStatus();
+    std::optional<int> id = BarrierIdAllocator(kernel_).Allocate(
+        plan.role, static_cast<int>(plan.threads));
+    if (!id.has_value()) {
+      return Error(splitk_.loc())
+             << "serialize-split-k mode=tma-atomic needs a named barrier for "
+                "its vote, but all 15 ids are taken";
+    }
+    plan.vote_barrier = *id;
     return absl::OkStatus();
   }
 
@@ -480,23 +498,38 @@ class Rewriter {
     one32_ = b.Constant(1, DType::kI32, "sk_one32");
     zero32_ = b.Constant(0, DType::kI32, "sk_zero32");
     Value* last_split = b.Binary(OpKind::kSub, splits, Index(1), "sk_last");
-    Value* issuer = b.Compare("eq", thread_, Index(0), "sk_issuer");
-
     if (plan_.mode == Mode::kTmaAtomic) {
-      LowerTmaAtomic(b, last_split, issuer);
+      LowerTmaAtomic(b, last_split);
     } else {
+      Value* issuer = b.Compare("eq", thread_, Index(0), "sk_issuer");
       LowerTmaSerial(b, split, last_split, issuer);
     }
     region.Take(region.IndexOf(&splitk));
   }
 
   // tma-atomic: every split reduces into the zeroed tile and arrives; the
-  // last arrival's block reads the sum and resets the tile.
-  void LowerTmaAtomic(OpBuilder& b, Value* last_split, Value* issuer) {
+  // last arrival's block reads the sum and resets the tile. Only the issuer
+  // learns whether its block arrived last; it tells the participants
+  // through `barrier.red or`, whose result they all share (so the epilogue,
+  // warp-collective ops included, runs under a uniform condition) and which
+  // hands the issuer's acquire over as a barrier does. The issuer's vote is
+  // in its own register, so it is elected here (the elected lane of the
+  // first warp) rather than written `t == 0` for uniform-predicates, which
+  // must not move a thread's register write to another lane.
+  void LowerTmaAtomic(OpBuilder& b, Value* last_split) {
     // Every split reduces into the zeroed tile and arrives.
     Stage(b);
     Value* last32 = Cast(last_split, DType::kI32, "sk_last32");
-    Op* issue_if = b.If(issuer);
+    b.Create(OpKind::kStore, {VoteRef(), Use(zero32_)});
+    Value* first_warp = b.Compare("eq", warp_, Index(0), "sk_issuer_warp");
+    Op* warp_if = b.If(first_warp);
+    OpBuilder in_warp(warp_if->region(0));
+    Inherit(in_warp);
+    Value* elected = in_warp
+                         .Create(OpKind::kElectSync, {}, {},
+                                 {Type::Scalar(DType::kI1)}, {"sk_elected"})
+                         ->result();
+    Op* issue_if = in_warp.If(elected);
     {
       OpBuilder issue(issue_if->region(0));
       Inherit(issue);
@@ -525,12 +558,18 @@ class Rewriter {
               .Create(OpKind::kSelect, {Use(all), Use(one32_), Use(zero32_)},
                       {}, {Type::Scalar(DType::kI32)}, {"sk_all32"})
               ->result();
-      issue.Create(OpKind::kStore, {HandoffRef(), Use(flag)});
+      issue.Create(OpKind::kStore, {VoteRef(), Use(flag)});
     }
-    Value* seen = b.Create(OpKind::kLoad, {HandoffRef()}, {},
-                           {Type::Scalar(DType::kI32)}, {"sk_handed"})
+    Value* mine = b.Create(OpKind::kLoad, {VoteRef()}, {},
+                           {Type::Scalar(DType::kI32)}, {"sk_mine32"})
                       ->result();
-    Value* runs = b.Compare("ne", seen, zero32_, "sk_runs_epilogue");
+    Value* my_vote = b.Compare("ne", mine, zero32_, "sk_my_vote");
+    Value* runs = b.Create(OpKind::kBarrierRed, {Use(my_vote)},
+                           {{"op", Attribute::Enum("or")},
+                            {"id", Attribute::Int(plan_.vote_barrier)},
+                            {"threads", Attribute::Int(plan_.threads)}},
+                           {Type::Scalar(DType::kI1)}, {"sk_runs_epilogue"})
+                      ->result();
     Op* last_if = b.If(runs);
     OpBuilder last(last_if->region(0));
     Inherit(last);
@@ -729,6 +768,7 @@ class Rewriter {
   }
   Operand SyncRef() const { return Ref(sem_, {tile_[0], tile_[1]}); }
   Operand HandoffRef() const { return Ref(handoff_, {constants_.at(0)}); }
+  Operand VoteRef() const { return Ref(vote_, {constants_.at(0)}); }
 
   // TMA modes: the per-tile semaphore or arrival counter and the work
   // buffer (workspaces, with a tensor map over the work buffer), the staged
@@ -767,11 +807,19 @@ class Rewriter {
                  {Type::Buffer(MemorySpace::kShared, plan_.work_type, tile)},
                  {"sk_stage"})
             ->result();
-    handoff_ = b.Create(OpKind::kAllocShared, {}, {},
-                        {Type::Buffer(MemorySpace::kShared, DType::kI32,
-                                      {IndexExpr::Constant(1)})},
-                        {"sk_handoff"})
-                   ->result();
+    if (atomic) {
+      vote_ = b.Create(OpKind::kAllocReg, {}, {},
+                       {Type::Buffer(MemorySpace::kRegister, DType::kI32,
+                                     {IndexExpr::Constant(1)})},
+                       {"sk_vote"})
+                  ->result();
+    } else {
+      handoff_ = b.Create(OpKind::kAllocShared, {}, {},
+                          {Type::Buffer(MemorySpace::kShared, DType::kI32,
+                                        {IndexExpr::Constant(1)})},
+                          {"sk_handoff"})
+                     ->result();
+    }
     Param map;
     map.kind = Param::Kind::kTensorMap;
     map.tensor = work_;
@@ -975,7 +1023,8 @@ class Rewriter {
   Value* warp_ = nullptr;
   Value* lane_ = nullptr;
   Value* stage_ = nullptr;
-  Value* handoff_ = nullptr;
+  Value* handoff_ = nullptr;  // tma-serial
+  Value* vote_ = nullptr;     // tma-atomic: the issuer's "last" as 0 / 1
   Value* map_ = nullptr;
 };
 

@@ -53,11 +53,14 @@
 //     parameter `%sk_work_map: tensormap W[1, 1, E, T/32, 32] of %sk_work`
 //     (one box is one tile); the staged tile
 //     `%sk_stage: shared W[1, 1, E, T/32, 32] {align = 128}`; and the
-//     hand-over word `%sk_handoff: shared i32[1]`.
+//     hand-over word `%sk_handoff: shared i32[1]` (tma-serial) or the
+//     issuer's vote `%sk_vote: reg i32[1]` (tma-atomic).
 //   - Staging: every participating thread stores its partial, converted to
-//     W, into its column of %sk_stage. One thread issues (`t == 0`, a
-//     single-thread guard without else, which uniform-predicates turns into
-//     an elected lane), commits its bulk group (`bulk.commit`) and waits
+//     W, into its column of %sk_stage. One thread issues (tma-serial:
+//     `t == 0`, a single-thread guard without else, which uniform-predicates
+//     turns into an elected lane; tma-atomic: `elect.sync` under
+//     `t / 32 == 0`, written here because the issuer's vote stays in its own
+//     register), commits its bulk group (`bulk.commit`) and waits
 //     for it with `bulk.wait` without `read`: the global writes are
 //     complete and visible to the issuer before its release (R5).
 //   - tma-serial, split z < S-1: stage; the issuer waits for %sk_sem == z
@@ -72,16 +75,24 @@
 //   - tma-atomic: every split stages, and the issuer TMA-reduce-adds into
 //     the zeroed work tile, commits, waits, and arrives with `atomic add 1
 //     {order = acq_rel}`; the one that sees S-1 arrivals before its own
-//     resets the counter (`atomic exch 0`); the issuer stores whether it
-//     was last into %sk_handoff. Every participating thread loads it; in
-//     the last block each loads the sum into its partial, stores zero back
-//     (the tile is zeroed for the next launch) and runs the epilogue. Not
+//     resets the counter (`atomic exch 0`); the issuer's %sk_vote holds
+//     whether it was last (every other thread's holds 0). Every
+//     participating thread then votes with it at
+//     `barrier.red or {id = B, threads = T}` (B a named barrier id not in
+//     use, or one used by the same role with the same count): the result,
+//     %sk_runs_epilogue, is the same in every participant, and the barrier
+//     hands the issuer's acquire (and so the completed reductions of every
+//     split) to them. Under it each loads the sum into its partial, stores
+//     zero back (the tile is zeroed for the next launch) and runs the
+//     epilogue, which may hold warp-collective ops (stmatrix, a TMA store's
+//     election): the condition is uniform. When circular-buffer later makes
+//     the block the consumer role, T stays the consumers' count. Not
 //     bit-deterministic (the reductions of different blocks land in any
 //     order).
 //   - Who orders the rest: insert-syncs places the barrier between the
-//     staging stores and the TMA, and the barrier between the hand-over
-//     store and its loads, which also hands the issuer's acquire (and, in
-//     tma-atomic, its completed reduction) to the reading threads; both are
+//     staging stores and the TMA, and (tma-serial) the barrier between the
+//     hand-over store and its loads, which also hands the issuer's acquire
+//     to the reading threads (tma-atomic's vote is that barrier); both are
 //     barrier.block at the top level and barrier.named over the role's
 //     threads in a role, also when circular-buffer puts the code into a
 //     consumer role after this pass. insert-proxy-fences places
@@ -100,16 +111,14 @@
 //   (the bulk tensor reduction has no f32 min/max); min/max with
 //   tma-atomic (a zeroed tile is the identity of add only); participating
 //   threads that are not whole warps; more than 256 partial elements per
-//   thread (one box dimension); a staged tile larger than 227 KiB.
+//   thread (one box dimension); a staged tile larger than 227 KiB;
+//   tma-atomic: no named barrier id left for the vote.
 // Does not: insert barriers or proxy fences (insert-syncs and
 //   insert-proxy-fences, as above; mode=serial needs none between a
 //   thread's own accesses of its own slice), commits and waits other than
 //   the TMA modes' commit and non-`read` wait before a release (a second
 //   run of insert-async-waits keeps them), elect issuers
 //   (uniform-predicates), or free the workspaces (the launcher owns them).
-//   In tma-atomic the epilogue runs under the loaded hand-over word, which
-//   the thread analysis cannot prove uniform: an epilogue that needs a
-//   barrier is then insert-syncs' located error.
 #ifndef KIR_PASSES_SERIALIZE_SPLIT_K_H_
 #define KIR_PASSES_SERIALIZE_SPLIT_K_H_
 

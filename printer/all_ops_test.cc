@@ -230,6 +230,11 @@ std::unique_ptr<Module> BuildAllOps() {
       one(OpKind::kElectSync, {}, {}, Scalar(DType::kI1), "elected");
   one(OpKind::kShflSync, {Use(v), Use(lane)},
       {{"mode", Attribute::Enum("bfly")}}, f32, "shfl");
+  one(OpKind::kBarrierRed, {Use(elected)},
+      {{"op", Attribute::Enum("popc")},
+       {"id", Attribute::Int(3)},
+       {"threads", Attribute::Int(256)}},
+      Scalar(DType::kI32), "voters");
   none(OpKind::kSetMaxNReg, {},
        {{"action", Attribute::Enum("inc")}, {"regs", Attribute::Int(240)}});
   none(OpKind::kSemWait, {Ref(sem, {c0}), Use(rank)},

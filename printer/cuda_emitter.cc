@@ -967,6 +967,17 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
           runtime_.BarrierNamed(op.kind() == OpKind::kBarrierArrive), "<",
           op.GetInt("id"), ", ", op.GetInt("threads"), ">();"));
       return absl::OkStatus();
+    case OpKind::kBarrierRed: {
+      std::string call = absl::StrCat(
+          runtime_.BarrierReduce(op.GetString("op")), "<", op.GetInt("id"),
+          ", ", op.GetInt("threads"), ">(", Var(op.operand_value(0)), ")");
+      if (op.GetString("op") == "popc") {
+        call = absl::StrCat("static_cast<", CType(op.result()->type()), ">(",
+                            call, ")");
+      }
+      define(call);
+      return absl::OkStatus();
+    }
     case OpKind::kClusterArrive:
       Line(absl::StrCat(runtime_.ClusterArrive(op.GetFlag("relaxed")), "();"));
       return absl::OkStatus();

@@ -455,6 +455,32 @@ std::string CudaRuntime::BarrierNamed(bool arrive) {
   return Define(fn.name, Render(fn, false));
 }
 
+std::string CudaRuntime::BarrierReduce(absl::string_view op) {
+  const bool count = op == "popc";
+  AsmFunction fn;
+  fn.template_header = "template <int ID, int N>";
+  fn.result_type = count ? "kir_u32" : "bool";
+  fn.name = absl::StrCat("kir_barrier_red_", op);
+  fn.params = {"bool vote"};
+  fn.prologue = "  kir_u32 r;\n";
+  // bar.red is bar.sync that also reduces the participants' predicates.
+  if (count) {
+    fn.ptx = {"{", ".reg .pred p;", "setp.ne.u32 p, %1, 0;",
+              "bar.red.popc.u32 %0, %2, %3, p;", "}"};
+  } else {
+    fn.ptx = {"{",
+              ".reg .pred p, q;",
+              "setp.ne.u32 p, %1, 0;",
+              absl::StrCat("bar.red.", op, ".pred q, %2, %3, p;"),
+              "selp.u32 %0, 1, 0, q;",
+              "}"};
+  }
+  fn.outputs = {"\"=r\"(r)"};
+  fn.inputs = {"\"r\"(static_cast<kir_u32>(vote))", "\"n\"(ID)", "\"n\"(N)"};
+  fn.epilogue = count ? "  return r;\n" : "  return r != 0;\n";
+  return Define(fn.name, Render(fn, false));
+}
+
 std::string CudaRuntime::ClusterArrive(bool relaxed) {
   AsmFunction fn;
   fn.name = relaxed ? "kir_cluster_arrive_relaxed" : "kir_cluster_arrive";

@@ -72,6 +72,9 @@ class CudaRuntime {
   std::string FenceProxyAsync(absl::string_view space, bool predicated);
   std::string FenceAcqRel(absl::string_view scope, bool predicated);
   std::string FenceMbarrierInit(bool predicated);
+  // bar.red: template <int ID, int N> bool (bool vote) for `or` and `and`,
+  // kir_u32 (bool vote) for `popc`.
+  std::string BarrierReduce(absl::string_view op);
 
   // mbarriers (addresses are shared-window addresses).
   std::string MbarrierInit(bool predicated);      // template <int COUNT> (addr)

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "tools/kir-bench/config_choice.h"
 #include "tools/kir-bench/problem_loop.h"
 #include "tools/kir-run/device.h"
 #include "tools/kir-run/runner.h"
@@ -87,10 +88,12 @@ ProblemResult RunBenchProblem(const BenchProblem& problem,
   run.iterations = options.iterations;
   run.repeats = options.repeats;
   run.dump_dir = options.dump_dir;
-  if (options.pipelines.size() > 1) {
-    run.compare_pipelines = options.pipelines;
-  } else if (!options.pipelines.empty()) {
-    run.pipeline = options.pipelines.front();
+  const std::vector<std::string> pipelines =
+      LoweringPipelines(options.pipelines, config);
+  if (pipelines.size() > 1) {
+    run.compare_pipelines = pipelines;
+  } else if (!pipelines.empty()) {
+    run.pipeline = pipelines.front();
   }
   std::ostringstream log;
   std::string json;
@@ -100,9 +103,13 @@ ProblemResult RunBenchProblem(const BenchProblem& problem,
 
   result.status = outcome.status;
   result.message = outcome.error;
-  for (const VariantOutcome& v : outcome.variants) {
+  for (size_t i = 0; i < outcome.variants.size(); ++i) {
+    const VariantOutcome& v = outcome.variants[i];
     VariantResult& x = result.variants.emplace_back();
-    x.pipeline = v.pipeline;
+    // Reported under the name it was asked for.
+    x.pipeline = i < options.pipelines.size() && v.pipeline == pipelines[i]
+                     ? options.pipelines[i]
+                     : v.pipeline;
     x.config = result.config;
     x.checked = v.checked;
     x.passed = v.passed;

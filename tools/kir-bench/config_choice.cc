@@ -45,4 +45,13 @@ std::vector<ChosenConfig> ChooseConfigs(ProblemList& list,
   return chosen;
 }
 
+std::vector<std::string> LoweringPipelines(
+    const std::vector<std::string>& asked, const gen::MatmulConfig& config) {
+  std::vector<std::string> pipelines = asked;
+  for (std::string& pipeline : pipelines) {
+    if (pipeline == "default") pipeline = gen::LoweringPipeline(config);
+  }
+  return pipelines;
+}
+
 }  // namespace kir::bench

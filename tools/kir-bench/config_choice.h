@@ -27,6 +27,13 @@ struct ChosenConfig {
 std::vector<ChosenConfig> ChooseConfigs(ProblemList& list,
                                         const TuningCache* cache);
 
+// The pipelines a configuration is lowered with: each asked for, but
+// `default` as the generated kernel's own directive lowers it (with the
+// split-K mode the configuration names; serialize-split-k's own default
+// would lower a tma-atomic configuration as serial).
+std::vector<std::string> LoweringPipelines(
+    const std::vector<std::string>& asked, const gen::MatmulConfig& config);
+
 }  // namespace kir::bench
 
 #endif  // KIR_TOOLS_KIR_BENCH_CONFIG_CHOICE_H_

@@ -88,5 +88,19 @@ TEST(ConfigChoice,
                                 "'nonsense'"));
 }
 
+// A regression: `default` lowered a tma-atomic configuration as serial,
+// so kir-bench timed another kernel than its row named.
+TEST(LoweringPipelines, DefaultTakesTheConfigurationsSplitKMode) {
+  gen::MatmulConfig config;
+  config.split_k = 4;
+  config.split_k_mode = gen::SplitKMode::kTmaAtomic;
+  EXPECT_EQ(LoweringPipelines({"default", "canonicalize"}, config),
+            (std::vector<std::string>{
+                "serialize-split-k{mode=tma-atomic},default", "canonicalize"}));
+  config.split_k_mode = gen::SplitKMode::kSerial;
+  EXPECT_EQ(LoweringPipelines({"default"}, config),
+            std::vector<std::string>{"default"});
+}
+
 }  // namespace
 }  // namespace kir::bench

@@ -159,17 +159,21 @@ absl::Status WriteTuningCache(const std::string& path,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<gen::MatmulConfig>> FindTunedConfig(
+absl::StatusOr<std::optional<TunedConfig>> FindTunedConfig(
     const std::string& path, const gen::MatmulProblem& problem) {
   absl::StatusOr<TuningCache> cache = ReadTuningCache(path);
-  if (absl::IsNotFound(cache.status())) return std::nullopt;
   if (!cache.ok()) return cache.status();
   const TunedEntry* entry = cache->Find(problem);
   if (entry == nullptr) return std::nullopt;
   absl::StatusOr<gen::MatmulConfig> config = gen::ParseConfig(entry->config);
   if (!config.ok())
     return Error(entry->config_loc) << config.status().message();
-  return *config;
+  if (absl::Status s = gen::ValidateMatmul(problem, *config); !s.ok()) {
+    return Error(entry->config_loc)
+           << "the tuned configuration cannot be generated for " << entry->key
+           << ": " << s.message();
+  }
+  return TunedConfig{*entry, *config};
 }
 
 }  // namespace kir::bench

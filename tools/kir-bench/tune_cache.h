@@ -59,10 +59,18 @@ std::string FormatTuningCache(const TuningCache& cache);
 absl::Status WriteTuningCache(const std::string& path,
                               const TuningCache& cache);
 
-// For kir-gen: the configuration tuned for `problem` in the cache at
-// `path`; nullopt when the file has no entry for it (or does not exist); a
-// located error for a malformed cache or configuration.
-absl::StatusOr<std::optional<gen::MatmulConfig>> FindTunedConfig(
+// A cache's winner for one problem: its entry and the parsed
+// configuration.
+struct TunedConfig {
+  TunedEntry entry;
+  gen::MatmulConfig config;
+};
+
+// For kir-gen --tuned: the configuration tuned for `problem` in the cache
+// at `path`; nullopt when the file has no entry for it. A missing file is
+// kNotFound (the caller named it); a malformed cache or configuration, or
+// one that cannot be generated for `problem`, is a located error.
+absl::StatusOr<std::optional<TunedConfig>> FindTunedConfig(
     const std::string& path, const gen::MatmulProblem& problem);
 
 }  // namespace kir::bench

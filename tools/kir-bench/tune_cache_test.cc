@@ -87,43 +87,56 @@ TEST(TuningCache, FileRoundTripAndLookupForTheGenerator) {
       ::testing::TempDir() + "/kir_bench_tune_cache_test.txt";
   std::remove(path.c_str());
   EXPECT_TRUE(absl::IsNotFound(ReadTuningCache(path).status()));
-  absl::StatusOr<std::optional<gen::MatmulConfig>> none =
-      FindTunedConfig(path, Problem(64, 64, 64));
-  ASSERT_TRUE(none.ok());
-  EXPECT_FALSE(none->has_value());
+  // kir-gen names the file: a missing one is an error, not a miss.
+  EXPECT_TRUE(
+      absl::IsNotFound(FindTunedConfig(path, Problem(64, 64, 256)).status()));
 
   TuningCache cache;
   gen::MatmulConfig tuned;
   tuned.tile_m = 64;
   tuned.tile_n = 128;
+  tuned.consumer_warpgroups = 1;
   tuned.stages = 6;
   tuned.split_k = 2;
-  cache.Record({ProblemKey(Problem(64, 64, 64)),
-                gen::DescribeConfig(tuned),
-                0.01,
-                0.02,
-                "H100",
-                {}});
-  ASSERT_TRUE(WriteTuningCache(path, cache).ok());
-  absl::StatusOr<std::optional<gen::MatmulConfig>> found =
-      FindTunedConfig(path, Problem(64, 64, 64));
+  // Records `tuned` for `problem`, writes the cache and looks it up.
+  auto record_and_find = [&](const gen::MatmulProblem& problem) {
+    cache.Record({ProblemKey(problem),
+                  gen::DescribeConfig(tuned),
+                  0.01,
+                  0.02,
+                  "H100",
+                  {}});
+    EXPECT_TRUE(WriteTuningCache(path, cache).ok());
+    return FindTunedConfig(path, problem);
+  };
+  absl::StatusOr<std::optional<TunedConfig>> found =
+      record_and_find(Problem(64, 64, 256));
   ASSERT_TRUE(found.ok()) << found.status();
   ASSERT_TRUE(found->has_value());
-  EXPECT_EQ(gen::DescribeConfig(**found), gen::DescribeConfig(tuned));
-  absl::StatusOr<std::optional<gen::MatmulConfig>> other =
+  EXPECT_EQ(gen::DescribeConfig((*found)->config), gen::DescribeConfig(tuned));
+  EXPECT_EQ((*found)->entry.device, "H100");
+  absl::StatusOr<std::optional<TunedConfig>> other =
       FindTunedConfig(path, Problem(64, 64, 128));
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(other->has_value());
+  // Another problem's key with a configuration this one cannot use (a
+  // split of 2 over one k-step) is a located error, not a kernel.
+  absl::StatusOr<std::optional<TunedConfig>> unusable =
+      record_and_find(Problem(64, 64, 32));
+  ASSERT_FALSE(unusable.ok());
+  EXPECT_THAT(std::string(unusable.status().message()),
+              HasSubstr("the tuned configuration cannot be generated for "
+                        "64x64x32 a=k b=k bf16 out=bf16: split-K 2"));
 
-  std::ofstream(path) << ProblemKey(Problem(64, 64, 64))
+  std::ofstream(path) << ProblemKey(Problem(64, 64, 256))
                       << " | 64x64x64 bogus | 1 | 1 | H100\n";
-  absl::StatusOr<std::optional<gen::MatmulConfig>> bad =
-      FindTunedConfig(path, Problem(64, 64, 64));
+  absl::StatusOr<std::optional<TunedConfig>> bad =
+      FindTunedConfig(path, Problem(64, 64, 256));
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(std::string(bad.status().message()),
-              HasSubstr(absl::StrCat(path, ":1:34: error: configuration")));
+              HasSubstr(absl::StrCat(path, ":1:35: error: configuration")));
   std::ofstream(path) << "broken line\n";
-  EXPECT_FALSE(FindTunedConfig(path, Problem(64, 64, 64)).ok());
+  EXPECT_FALSE(FindTunedConfig(path, Problem(64, 64, 256)).ok());
   std::remove(path.c_str());
 }
 

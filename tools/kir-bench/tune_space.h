@@ -11,9 +11,10 @@
 namespace kir::bench {
 
 // The heuristic's configuration first, then each single change to it (tile
-// shape, stages, epilogue, ping-pong, cluster, split-K where the output
-// tiles cannot fill the GPU), then tile x stages combinations; only those
-// `valid` accepts, without repeats, at most `limit` of them.
+// shape), ping-pong with 128x128 and 64x256 tiles (as many stages as fit),
+// then single changes of stages, epilogue, cluster, split-K where the
+// output tiles cannot fill the GPU, then tile x stages combinations; only
+// those `valid` accepts, without repeats, at most `limit` of them.
 std::vector<gen::MatmulConfig> TuneCandidates(
     const gen::MatmulProblem& problem, const gen::MatmulConfig& heuristic,
     const std::function<bool(const gen::MatmulConfig&)>& valid, int limit,

@@ -1,5 +1,8 @@
 #include "tools/kir-bench/tune_space.h"
 
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace kir::bench {
@@ -42,8 +45,46 @@ TEST(TuneSpace, SplitKOnlyWhereTheTilesCannotFillTheGpu) {
       [](const gen::MatmulConfig&) { return true; }, 100);
   int split = 0;
   for (const gen::MatmulConfig& c : candidates) split += c.split_k > 1;
-  EXPECT_EQ(split, 3);  // 2, 4, 8
+  EXPECT_EQ(split, 4);  // 2, 4, 8, 16
   EXPECT_LE(candidates.size(), 100u);
+}
+
+TEST(TuneSpace, SixtyFourRowTilesHaveOneConsumerWarpgroup) {
+  // A 64-row tile with two consumer warpgroups cannot be generated: the
+  // candidate must change both, or tuning never tries 64-row tiles.
+  const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
+      Problem(4096, 4096, 4096), gen::MatmulConfig(),
+      [](const gen::MatmulConfig& c) {
+        return c.tile_m == 64 * c.consumer_warpgroups;
+      },
+      100);
+  bool tried_64_rows = false;
+  for (const gen::MatmulConfig& c : candidates) {
+    EXPECT_EQ(c.tile_m, 64 * c.consumer_warpgroups);
+    tried_64_rows |= c.tile_m == 64;
+  }
+  EXPECT_TRUE(tried_64_rows);
+}
+
+// With the generator's own check and the default limit (16), the set for
+// a large problem holds the two ping-pong configurations, each valid.
+TEST(TuneSpace, IncludesPingPongWithinTheDefaultLimit) {
+  const gen::MatmulProblem problem = Problem(4096, 4096, 4096);
+  const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
+      problem, gen::ChooseConfig(problem),
+      [&](const gen::MatmulConfig& c) {
+        return gen::ValidateMatmul(problem, c).ok();
+      },
+      16);
+  std::vector<std::string> pingpong;
+  for (const gen::MatmulConfig& c : candidates) {
+    if (c.pingpong) pingpong.push_back(gen::DescribeConfig(c));
+  }
+  EXPECT_EQ(pingpong,
+            (std::vector<std::string>{
+                "128x128x64 s5 ws pingpong wg2 c1x1 r8 epi=dedicated",
+                "64x256x64 s4 ws pingpong wg2 c1x1 r8 epi=dedicated"}));
+  EXPECT_LE(candidates.size(), 16u);
 }
 
 TEST(TuneSpace, NothingValidGivesNothing) {

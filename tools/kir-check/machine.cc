@@ -1372,7 +1372,8 @@ void Machine::ReportDeadlock() {
                             LaneToInt(DType::kI32, t.lanes[rec.operand[1]]));
       }
       case OpKind::kBarrierBlock:
-      case OpKind::kBarrierNamed: {
+      case OpKind::kBarrierNamed:
+      case OpKind::kBarrierRed: {
         if (g.wait == WaitState::kCollective) break;
         const int id = rec.kind == OpKind::kBarrierBlock
                            ? 0
@@ -1398,7 +1399,8 @@ void Machine::ReportDeadlock() {
   const Waiters* bytes_short = nullptr;  // all arrived, bytes outstanding
   for (const Waiters& g : groups) {
     if (g.op == nullptr || (g.op->kind != OpKind::kBarrierBlock &&
-                            g.op->kind != OpKind::kBarrierNamed))
+                            g.op->kind != OpKind::kBarrierNamed &&
+                            g.op->kind != OpKind::kBarrierRed))
       all_barriers = false;
     if (g.op != nullptr && g.op->kind == OpKind::kMbarrierWait) {
       const MBarrier* bar =

@@ -197,6 +197,8 @@ struct BarrierState {
   int64_t expected = 0;
   std::vector<int> arrived;  // thread indices, this generation
   std::vector<int> waiting;  // those that wait (not barrier.arrive)
+  std::vector<const OpRec*> waiting_ops;  // the op each of them waits at
+  int64_t votes = 0;  // barrier.red: participants whose predicate is true
   SyncClock accumulated;
   const OpRec* op = nullptr;
 };

@@ -1256,9 +1256,28 @@ Outcome Machine::ExecuteBarrier(const OpRec& rec,
     return Outcome::kFatal;
   }
   BarrierState& state = block.barriers[id];
+  const bool reduces = rec.kind == OpKind::kBarrierRed;
   if (state.arrived.empty()) {
     state.expected = expected;
     state.op = &rec;
+  } else if ((state.op->kind == OpKind::kBarrierRed) != reduces ||
+             (reduces && state.op->str_attr != rec.str_attr)) {
+    // PTX leaves a generation that mixes bar.red with bar.sync or
+    // bar.arrive, or two reductions, undefined.
+    Hazard hazard;
+    hazard.kind = HazardKind::kBarrierCount;
+    hazard.op = rec.op;
+    hazard.other = state.op->op;
+    hazard.message =
+        absl::StrCat("barrier ", id, " is reached by `", rec.op->mnemonic(),
+                     reduces ? absl::StrCat(" ", rec.str_attr) : std::string(),
+                     "` here while a generation of `", state.op->op->mnemonic(),
+                     state.op->kind == OpKind::kBarrierRed
+                         ? absl::StrCat(" ", state.op->str_attr)
+                         : std::string(),
+                     "` is in progress");
+    hazard.note = "the other use";
+    Report(std::move(hazard));
   } else if (state.expected != expected) {
     Hazard hazard;
     hazard.kind = HazardKind::kBarrierCount;
@@ -1285,9 +1304,11 @@ Outcome Machine::ExecuteBarrier(const OpRec& rec,
     } else {
       state.arrived.push_back(lane);
       Release(t, state.accumulated);
+      if (reduces && t.lanes[rec.operand[0]] != 0) ++state.votes;
     }
     if (wait) {
       state.waiting.push_back(lane);
+      state.waiting_ops.push_back(&rec);
       Suspend(t, WaitState::kBarrier);
     } else {
       arrive_only.push_back(lane);
@@ -1295,10 +1316,22 @@ Outcome Machine::ExecuteBarrier(const OpRec& rec,
     if (static_cast<int64_t>(state.arrived.size()) >= state.expected) {
       // Generation complete: every waiter acquires every arrival.
       std::vector<int> waiting = std::move(state.waiting);
+      std::vector<const OpRec*> waiting_ops = std::move(state.waiting_ops);
       SyncClock accumulated = std::move(state.accumulated);
+      const int64_t votes = state.votes;
+      const int64_t arrivals = static_cast<int64_t>(state.arrived.size());
       state = BarrierState();
-      for (int w : waiting) {
+      for (size_t i = 0; i < waiting.size(); ++i) {
+        const int w = waiting[i];
         Thread& waiter = *threads_[w];
+        const OpRec& at = *waiting_ops[i];
+        if (at.kind == OpKind::kBarrierRed) {
+          // Every participant receives the reduction over the generation.
+          waiter.lanes[at.result[0]] =
+              at.str_attr == "popc"  ? IntToLane(DType::kI32, votes)
+              : at.str_attr == "and" ? Lane(votes == arrivals ? 1 : 0)
+                                     : Lane(votes > 0 ? 1 : 0);
+        }
         Acquire(waiter, accumulated);
         waiter.wait = WaitState::kNone;
         Advance(waiter);

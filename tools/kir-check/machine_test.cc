@@ -386,6 +386,89 @@ kernel @k(%out: global i32[5, 32]) grid(1) block(32) {
   }
 }
 
+// barrier.red gives every participant the reduction of the generation's
+// predicates (or, and, popc), per generation, in every schedule; a store
+// before the vote is visible after it, as after barrier.named.
+TEST(Machine, BarrierReductionVotesPerGeneration) {
+  for (Schedule schedule : {Schedule::kReference, Schedule::kAdversarial}) {
+    Launch launch;
+    launch.tensors["out"] = Tensor(DType::kI32, {4, 96});
+    MachineOptions options;
+    options.schedule = schedule;
+    options.seed = 3;
+    KernelRun run = RunText(R"(
+kernel @k(%out: global i32[4, 96]) grid(1) block(96) {
+  %c0 = const 0 : index
+  %c1 = const 1 : index
+  %c2 = const 2 : index
+  %c3 = const 3 : index
+  %c5 = const 5 : index
+  %c40 = const 40 : index
+  %one = const 1 : i32
+  %zero = const 0 : i32
+  %t = thread.id x : index
+  %word = alloc.shared : shared i32[1]
+  %is5 = cmp eq %t, %c5 : i1
+  %low = cmp lt %t, %c40 : i1
+  %all = cmp lt %t, %c40 : i1
+  %ever = cmp ge %t, %c0 : i1
+  if %is5 {
+    store %word[%c0], %one
+  }
+  %any = barrier.red or %is5 {id = 2, threads = 96} : i1
+  %seen = load %word[%c0] : i32
+  %every = barrier.red and %ever {id = 2, threads = 96} : i1
+  %some = barrier.red and %all {id = 2, threads = 96} : i1
+  %n = barrier.red popc %low {id = 2, threads = 96} : i32
+  %a = select %any, %one, %zero : i32
+  %b = select %every, %one, %zero : i32
+  %c = select %some, %one, %zero : i32
+  %ab = add %a, %seen : i32
+  %ten = const 10 : i32
+  %b10 = mul %b, %ten : i32
+  %abc = add %ab, %b10 : i32
+  store %out[%c0, %t], %abc
+  store %out[%c1, %t], %c
+  store %out[%c2, %t], %n
+}
+)",
+                            launch, options);
+    ExpectClean(run);
+    const TensorData& out = run.outcome.tensors.at("out");
+    for (int t = 0; t < 96; ++t) {
+      EXPECT_EQ(Get(out, {0, t}), 12) << t;  // or: 1, seen: 1, and: 10
+      EXPECT_EQ(Get(out, {1, t}), 0) << t;   // not all below 40
+      EXPECT_EQ(Get(out, {2, t}), 40) << t;  // 40 of 96 below 40
+    }
+  }
+}
+
+// A generation of a named barrier that mixes bar.red with bar.sync is
+// undefined in PTX: a located hazard.
+TEST(Machine, BarrierReductionMixedWithSyncIsAHazard) {
+  KernelRun run = RunText(R"(
+kernel @k() grid(1) block(64) {
+  %c32 = const 32 : index
+  %t = thread.id x : index
+  %warp0 = cmp lt %t, %c32 : i1
+  if %warp0 {
+    %v = barrier.red or %warp0 {id = 1, threads = 64} : i1
+  } else {
+    barrier.named {id = 1, threads = 64}
+  }
+}
+)",
+                          Launch(), Adversarial(1));
+  ASSERT_TRUE(run.outcome.error.ok());
+  bool found = false;
+  for (const Hazard& hazard : run.outcome.hazards.hazards()) {
+    if (hazard.kind == HazardKind::kBarrierCount &&
+        absl::StrContains(hazard.message, "barrier 1 is reached by"))
+      found = true;
+  }
+  EXPECT_TRUE(found);
+}
+
 // A TMA load of a 128-byte-swizzled box: generic loads see the logical
 // tile; the bytes in shared memory (copied out raw with bulk.store) follow
 // the PTX swizzle figure; out-of-bounds elements are filled.

@@ -102,6 +102,7 @@ std::optional<Exec> ExecOf(OpKind kind) {
     case OpKind::kBarrierBlock:
     case OpKind::kBarrierNamed:
     case OpKind::kBarrierArrive:
+    case OpKind::kBarrierRed:
     case OpKind::kClusterArrive:
     case OpKind::kClusterWait:
       return Exec::kBarrier;
@@ -378,6 +379,11 @@ absl::Status Program::AddOp(const Op& op, int loop_depth, OpRec& out) {
     case OpKind::kBarrierArrive:
       out.int_attr = op.GetInt("id");
       out.int_attr2 = op.GetInt("threads");
+      break;
+    case OpKind::kBarrierRed:
+      out.int_attr = op.GetInt("id");
+      out.int_attr2 = op.GetInt("threads");
+      out.str_attr = op.GetString("op");
       break;
     case OpKind::kClusterArrive:
       out.flag = op.GetFlag("relaxed");

@@ -13,9 +13,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "tools/kir-bench/tune_cache.h"
 #include "tools/kir-gen/matmul.h"
 
 namespace kir::gen {
@@ -36,13 +38,22 @@ Problem:
 Configuration:
   --config TEXT            a whole configuration as kir-gen --explain and
                            the tuning cache print it ("128x256x64 s4 ws ...")
+  --tuned FILE             the configuration `kir-bench --tune` recorded in
+                           its tuning cache FILE (kir-bench-tune.txt by
+                           default there) for this exact problem (sizes,
+                           majors, dtypes), as --config; without an entry,
+                           the heuristic's (a note says so)
   --tile MxNxK             128x256x64, 128x128x64, 64x256x64, ... (K is 64)
   --stages N               circular-buffer stages (default: as many as fit)
-  --pingpong               ping-pong consumers (not supported yet)
+  --pingpong               ping-pong: two consumer warpgroups take whole
+                           tiles in turn (default tile 128xmin(N-tile,128),
+                           persistent grid, no split-K); the heuristic
+                           chooses cooperative
   --cluster MxN            TMA multicast cluster (not supported yet)
   --split-k N              split K over N blocks per tile (grid z)
-  --split-k-mode MODE      serial (default); tma-serial, tma-atomic (not
-                           supported yet)
+  --split-k-mode MODE      serial (default), tma-serial or tma-atomic:
+                           serialize-split-k's mode, in the directive's
+                           pipeline
   --epilogue MODE          reuse (one tile per block, the output tile over
                            the stages), dedicated (persistent grid, its own
                            output buffer) or auto
@@ -98,6 +109,7 @@ int Run(int argc, char** argv) {
       {"--dtype", true},
       {"--out-dtype", true},
       {"--config", true},
+      {"--tuned", true},
       {"--tile", true},
       {"--stages", true},
       {"--pingpong", false},
@@ -184,15 +196,49 @@ int Run(int argc, char** argv) {
         "type: --out-dtype f32)");
   }
 
-  // The heuristic's choices, then the settings given by hand.
+  // The heuristic's choices (or a tuned configuration), then the settings
+  // given by hand.
   std::string explanation;
   MatmulConfig config = ChooseConfig(problem, &explanation);
   std::vector<std::string> by_hand;
+  if (options.count("--config") > 0 && options.count("--tuned") > 0) {
+    return Fail("--config and --tuned both give a whole configuration");
+  }
+  // Whether a whole configuration replaced the heuristic's: the settings
+  // given by hand then change only themselves.
+  bool whole = false;
   if (options.count("--config") > 0) {
     absl::StatusOr<MatmulConfig> parsed = ParseConfig(options["--config"]);
     if (!parsed.ok()) return Fail(parsed.status().message());
     config = *parsed;
     by_hand.push_back("--config");
+    whole = true;
+  }
+  if (options.count("--tuned") > 0) {
+    const std::string& path = options["--tuned"];
+    absl::StatusOr<std::optional<bench::TunedConfig>> tuned =
+        bench::FindTunedConfig(path, problem);
+    if (!tuned.ok()) return Fail(tuned.status().message());
+    const std::string key = bench::ProblemKey(problem);
+    if (tuned->has_value()) {
+      const bench::TunedEntry& entry = (*tuned)->entry;
+      config = (*tuned)->config;
+      whole = true;
+      absl::StrAppend(
+          &explanation, "tuned: ", path, " has '", key, "' (",
+          entry.config_loc.ToString(), "), measured by kir-bench --tune at ",
+          absl::StrFormat("%.4g", entry.kernel_ms), " ms against cuBLASLt's ",
+          absl::StrFormat("%.4g", entry.cublas_ms), " ms on ", entry.device,
+          ": ", entry.config, "; it replaces the heuristic's choices above\n");
+    } else {
+      const std::string miss =
+          absl::StrCat("tuned: ", path, " has no entry for '", key,
+                       "'; the heuristic's choices stand");
+      absl::StrAppend(&explanation, miss, "\n");
+      if (options.count("--explain") == 0) {
+        std::cerr << "kir-gen: note: " << miss << "\n";
+      }
+    }
   }
   if (options.count("--tile") > 0) {
     std::vector<int> tile;
@@ -219,6 +265,27 @@ int Run(int argc, char** argv) {
   }
   if (options.count("--pingpong") > 0) {
     config.pingpong = true;
+    config.consumer_warpgroups = 2;
+    if (!whole) {
+      // One warpgroup holds a whole tile's accumulator: at most 128x128;
+      // the grid is persistent, so no split and an epilogue of its own.
+      if (options.count("--tile") == 0) {
+        config.tile_m = 128;
+        config.tile_n = std::min(config.tile_n, 128);
+      }
+      config.split_k = 1;
+      if (options.count("--epilogue") == 0) {
+        config.epilogue = EpilogueMode::kAuto;
+      }
+      absl::StrAppend(
+          &explanation, "ping-pong (--pingpong): one warpgroup computes each ",
+          config.tile_m, "x", config.tile_n, " tile (",
+          config.tile_m == 128 ? "two 64-row wgmma blocks"
+                               : "one 64-row wgmma block",
+          "), the pass adds a second that takes "
+          "every other tile, so one's epilogue overlaps the other's mainloop; "
+          "persistent grid, each warpgroup with its own output buffers\n");
+    }
     by_hand.push_back("--pingpong");
   }
   for (auto [flag, field] :
@@ -235,7 +302,7 @@ int Run(int argc, char** argv) {
     by_hand.push_back(flag);
   }
   if (options.count("--split-k") > 0 && options.count("--epilogue") == 0 &&
-      options.count("--config") == 0) {
+      !whole) {
     // The grid follows split-K; let the epilogue follow the grid.
     config.epilogue = EpilogueMode::kAuto;
   }
@@ -254,7 +321,7 @@ int Run(int argc, char** argv) {
     by_hand.push_back("--epilogue");
   }
   if (config.epilogue == EpilogueMode::kDedicated &&
-      options.count("--split-k") == 0 && options.count("--config") == 0) {
+      options.count("--split-k") == 0 && !whole) {
     // A dedicated output tile asks for the persistent grid, which split-K
     // does not have: the heuristic's split gives way to the hand's choice.
     config.split_k = 1;
@@ -278,7 +345,7 @@ int Run(int argc, char** argv) {
     }
     config.stages = static_cast<int>(stages);
     by_hand.push_back("--stages");
-  } else if (!by_hand.empty() && options.count("--config") == 0) {
+  } else if (!by_hand.empty() && !whole) {
     // The tile or epilogue changed: as many stages as now fit.
     config.stages = std::max(1, MaxStages(problem, config));
   }

@@ -65,10 +65,14 @@ int EpilogueBuffers(const MatmulProblem& problem, const MatmulConfig& config) {
              : subtiles;
 }
 
+// The output buffers of one consumer group's ring; ping-pong's two groups
+// each have their own (circular-buffer gives the second a copy), so that
+// one's epilogue never waits for the other's.
 int64_t EpilogueBytes(const MatmulProblem& problem,
                       const MatmulConfig& config) {
   return int64_t{EpilogueBuffers(problem, config)} * config.tile_m *
-         OutputSpan(problem) * BytesOf(problem.out_dtype);
+         OutputSpan(problem) * BytesOf(problem.out_dtype) *
+         (config.pingpong ? 2 : 1);
 }
 
 bool Persistent(const MatmulConfig& config) {
@@ -80,6 +84,9 @@ bool Persistent(const MatmulConfig& config) {
 EpilogueMode ResolvedEpilogue(const MatmulProblem& problem,
                               const MatmulConfig& config) {
   if (config.epilogue != EpilogueMode::kAuto) return config.epilogue;
+  // Ping-pong is persistent: the producer loads one group's next tile into
+  // the stages while the other group runs its epilogue.
+  if (config.pingpong) return EpilogueMode::kDedicated;
   if (config.split_k > 1) return EpilogueMode::kReuseMainloop;
   const int64_t tiles =
       CeilDiv(problem.m, config.tile_m) * CeilDiv(problem.n, config.tile_n);
@@ -124,6 +131,50 @@ absl::Status CheckRowStride(absl::string_view tensor, absl::string_view layout,
       "multiple of %d); this shape cannot be generated",
       tensor, layout, size_name, row_elements, ElementTypeName(type), row_bytes,
       size_name, 16 / BytesOf(type)));
+}
+
+// What ping-pong asks of a configuration beyond what every one needs.
+absl::Status ValidatePingPong(const MatmulConfig& config) {
+  if (config.circular_buffer != "warp_specialized") {
+    return absl::InvalidArgumentError(
+        "ping-pong with circular buffer mode pipelined: ping-pong's two "
+        "consumer warpgroups and producer are warp_specialized roles");
+  }
+  if (config.consumer_warpgroups != 2) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ping-pong with %d consumer warpgroups: ping-pong has two (wg2), "
+        "each computing whole tiles in turn",
+        config.consumer_warpgroups));
+  }
+  if (config.tile_m != 64 && config.tile_m != 128) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ping-pong tile M = %d: one warpgroup computes the whole tile, one "
+        "or two 64-row wgmma blocks (64 or 128)",
+        config.tile_m));
+  }
+  if (config.tile_m * config.tile_n > 128 * 128) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ping-pong tile %dx%d: one warpgroup holds the whole tile's f32 "
+        "accumulator, %d registers per thread; at most 128 leave room "
+        "within the 232 a consumer thread gets (128x128, 64x256 or "
+        "smaller)",
+        config.tile_m, config.tile_n, config.tile_m * config.tile_n / 128));
+  }
+  if (config.split_k > 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "split-K %d with ping-pong: split-K's grid computes one tile per "
+        "block (`splitk` may not sit in a loop), and ping-pong needs a "
+        "persistent tile loop whose tiles its two warpgroups take in turn; "
+        "use the cooperative schedule to split K",
+        config.split_k));
+  }
+  if (config.epilogue == EpilogueMode::kReuseMainloop) {
+    return absl::InvalidArgumentError(
+        "epilogue reuse with ping-pong: the producer loads one warpgroup's "
+        "next tile into the stages while the other writes its output tile, "
+        "so the output cannot take the stages' bytes; use dedicated");
+  }
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------
@@ -186,7 +237,9 @@ class MatmulWriter {
         out16_(problem.out_dtype != ElementType::kF32),
         persistent_(Persistent(config)),
         split_(config.split_k > 1),
-        zero_first_(split_ || b_mn_) {}
+        pingpong_(config.pingpong),
+        row_blocks_(config.pingpong ? config.tile_m / 64 : 1),
+        zero_first_(split_ || b_mn_ || pingpong_) {}
 
   // The body; then the header and the constants it uses.
   std::string Write();
@@ -204,16 +257,22 @@ class MatmulWriter {
   void KLoop(const std::string& lo, const std::string& hi,
              const std::string& iteration_base);
   void Wgmmas(int kk, bool zero_init);
-  void StoreSubtile(const std::string& sub, const std::string& buffer);
+  void StoreSubtile(const std::string& sub, const std::string& buffer,
+                    const std::string& acc_base = "");
   void Epilogue();
 
   const MatmulProblem& p_;
   const MatmulConfig& c_;
-  const bool a_mn_, b_mn_, out16_, persistent_, split_;
+  const bool a_mn_, b_mn_, out16_, persistent_, split_, pingpong_;
+  // Ping-pong: the 64-row blocks of the tile that its one warpgroup
+  // computes, each into its own part of the accumulator (else 1: each
+  // cooperative warpgroup computes one).
+  const int row_blocks_;
   // Whether the accumulator is zeroed by stores before the k loop rather
   // than by the first k-step's wgmmas (`zero_init` under `kt == 0`): a
   // split may have no k-steps; with several wgmmas per k16 step (N-major
-  // B) the branch makes ptxas serialize them (warning C7519).
+  // B, or ping-pong's row blocks) the branch makes ptxas serialize them
+  // (warning C7519).
   const bool zero_first_;
   KernelWriter w_;
 };
@@ -246,7 +305,9 @@ std::string MatmulWriter::Header() {
       "     %%c_map: tensormap %s[%d, %d] of %%c {swizzle = 128})\n"
       "    %s block(%d) {\n",
       kKernelName, T(), a_shape, T(), b_shape, Out(), T(), a_box, T(), b_box,
-      Out(), tm, out_span, grid, 128 * c_.consumer_warpgroups);
+      Out(), tm, out_span, grid,
+      // Ping-pong is written for one warpgroup; the pass adds the second.
+      pingpong_ ? 128 : 128 * c_.consumer_warpgroups);
 }
 
 // Grouped rasterization: tiles go down groups of `raster_group` tile rows
@@ -270,23 +331,34 @@ void MatmulWriter::Rasterize(const std::string& tile) {
 // chunk of an N-major B (a 128-byte swizzle atom holds 64 of its columns),
 // else one of width tile_n.
 void MatmulWriter::Wgmmas(int kk, bool zero_init) {
-  std::string a_operand =
-      a_mn_ ? absl::StrCat("%sa[%wg, ", C(kk), ", ", C(0), "]")
-            : absl::StrCat("%sa[%wg_row, ", C(kk), "]");
   std::vector<std::string> attrs;
   if (a_mn_) attrs.push_back("a_major = m");
   if (b_mn_) attrs.push_back("b_major = n");
   if (zero_init) attrs.push_back("zero_init");
   const int chunks = b_mn_ ? c_.tile_n / kSpan16 : 1;
   const int n = c_.tile_n / chunks;
-  for (int j = 0; j < chunks; ++j) {
-    const std::string b_operand =
-        b_mn_ ? absl::StrCat("%sb[", C(j), ", ", C(kk), ", ", C(0), "]")
-              : absl::StrCat("%sb[", C(0), ", ", C(kk), "]");
-    std::vector<std::string> all = {absl::StrCat("n = ", n)};
-    all.insert(all.end(), attrs.begin(), attrs.end());
-    w_.Line(absl::StrCat("wgmma %acc[", C(j * n / 2), "], ", a_operand, ", ",
-                         b_operand, " {", absl::StrJoin(all, ", "), "}"));
+  // Ping-pong: row block r of the tile (its A rows 64r ..) accumulates at
+  // acc[r * tile_n / 2]; cooperative: the warpgroup's own 64 rows.
+  for (int r = 0; r < row_blocks_; ++r) {
+    std::string a_operand;
+    if (pingpong_) {
+      a_operand = a_mn_
+                      ? absl::StrCat("%sa[", C(r), ", ", C(kk), ", ", C(0), "]")
+                      : absl::StrCat("%sa[", C(64 * r), ", ", C(kk), "]");
+    } else {
+      a_operand = a_mn_ ? absl::StrCat("%sa[%wg, ", C(kk), ", ", C(0), "]")
+                        : absl::StrCat("%sa[%wg_row, ", C(kk), "]");
+    }
+    for (int j = 0; j < chunks; ++j) {
+      const std::string b_operand =
+          b_mn_ ? absl::StrCat("%sb[", C(j), ", ", C(kk), ", ", C(0), "]")
+                : absl::StrCat("%sb[", C(0), ", ", C(kk), "]");
+      std::vector<std::string> all = {absl::StrCat("n = ", n)};
+      all.insert(all.end(), attrs.begin(), attrs.end());
+      w_.Line(absl::StrCat("wgmma %acc[", C(r * c_.tile_n / 2 + j * n / 2),
+                           "], ", a_operand, ", ", b_operand, " {",
+                           absl::StrJoin(all, ", "), "}"));
+    }
   }
 }
 
@@ -312,8 +384,9 @@ void MatmulWriter::LoadOperand(const std::string& name, bool mn_major,
 }
 
 void MatmulWriter::ZeroAccumulator() {
+  const int size = row_blocks_ * c_.tile_n / 2;
   w_.Open(absl::StrFormat("for %%z = %s to %s step %s {unroll = %d}", C(0),
-                          C(c_.tile_n / 2), C(1), c_.tile_n / 2));
+                          C(size), C(1), size));
   w_.Line("store %acc[%z], %zero");
   w_.Close();
 }
@@ -321,8 +394,8 @@ void MatmulWriter::ZeroAccumulator() {
 void MatmulWriter::KLoop(const std::string& lo, const std::string& hi,
                          const std::string& iteration_base) {
   w_.Open(absl::StrFormat(
-      "for %%kt = %s to %s step %s {circular_buffer = %s, stages = %d}", lo, hi,
-      C(1), c_.circular_buffer, c_.stages));
+      "for %%kt = %s to %s step %s {circular_buffer = %s, stages = %d%s}", lo,
+      hi, C(1), c_.circular_buffer, c_.stages, pingpong_ ? ", pingpong" : ""));
   // The author's protocol: one mbarrier, whose phase count is the number of
   // k-steps this block ran before this one.
   std::string it = "%kt";
@@ -358,7 +431,8 @@ void MatmulWriter::KLoop(const std::string& lo, const std::string& hi,
 // Writes 64 (16-bit) or 32 (f32) output columns, sub-tile `sub` of the
 // accumulator, into `%sc[buffer]`.
 void MatmulWriter::StoreSubtile(const std::string& sub,
-                                const std::string& buffer) {
+                                const std::string& buffer,
+                                const std::string& acc_base) {
   if (out16_) {
     w_.Line(absl::StrFormat(
         "// acc -> %s: columns 16i .. 16i+15 of the warp's 16 rows "
@@ -368,7 +442,12 @@ void MatmulWriter::StoreSubtile(const std::string& sub,
                             C(4), C(1)));
     w_.Index("s4", "mul", sub, C(4));
     w_.Index("i", "add", "%s4", "%q");
-    w_.Index("j0", "mul", "%i", C(8));
+    if (acc_base.empty()) {
+      w_.Index("j0", "mul", "%i", C(8));
+    } else {
+      w_.Index("i8", "mul", "%i", C(8));
+      w_.Index("j0", "add", "%i8", acc_base);
+    }
     std::vector<std::string> halves;
     for (int e = 0; e < 8; ++e) {
       std::string j = "%j0";
@@ -394,7 +473,12 @@ void MatmulWriter::StoreSubtile(const std::string& sub,
   w_.Index("i", "add", "%s4", "%q");
   w_.Index("q_col", "mul", "%q", C(8));
   w_.Index("col", "add", "%q_col", "%lane_col");
-  w_.Index("j0", "mul", "%i", C(4));
+  if (acc_base.empty()) {
+    w_.Index("j0", "mul", "%i", C(4));
+  } else {
+    w_.Index("i4", "mul", "%i", C(4));
+    w_.Index("j0", "add", "%i4", acc_base);
+  }
   w_.Index("j1", "add", "%j0", C(1));
   w_.Index("j2", "add", "%j0", C(2));
   w_.Index("j3", "add", "%j0", C(3));
@@ -422,7 +506,22 @@ void MatmulWriter::Epilogue() {
     w_.Open(absl::StrFormat("for %%s = %s to %s step %s {unroll = %d}", C(0),
                             C(subtiles), C(1), subtiles));
     w_.Index("buf", "rem", "%s", C(EpilogueBuffers(p_, c_)));
-    StoreSubtile("%s", "%buf");
+    if (pingpong_) {
+      // The warpgroup writes every 64-row block of the sub-tile.
+      w_.Open(absl::StrFormat("for %%r = %s to %s step %s {unroll = %d}", C(0),
+                              C(row_blocks_), C(1), row_blocks_));
+      w_.Index("r_row", "mul", "%r", C(64));
+      w_.Index("row0", "add", "%r_row", "%warp_row");
+      if (!out16_) {
+        w_.Index("row_a", "add", "%row0", "%lane_row");
+        w_.Index("row_b", "add", "%row_a", C(8));
+      }
+      w_.Index("acc_base", "mul", "%r", C(c_.tile_n / 2));
+      StoreSubtile("%s", "%buf", "%acc_base");
+      w_.Close();
+    } else {
+      StoreSubtile("%s", "%buf");
+    }
     w_.Open("if %is_t0");
     w_.Index("s_col", "mul", "%s", C(OutputSpan(p_)));
     w_.Index("n_s", "add", "%n0", "%s_col");
@@ -470,17 +569,30 @@ std::string MatmulWriter::Write() {
   const int buffers = EpilogueBuffers(p_, c_);
   w_.Line(absl::StrFormat(
       "// Output sub-tiles of %dx%d, 128-byte swizzled: %s.", tm, span,
-      c_.epilogue == EpilogueMode::kDedicated
+      pingpong_ ? absl::StrFormat("a ring of %d beside the stages (the "
+                                  "warpgroup's own: circular-buffer gives "
+                                  "the second consumer warpgroup a copy)",
+                                  buffers)
+      : c_.epilogue == EpilogueMode::kDedicated
           ? absl::StrFormat("a ring of %d beside the stages", buffers)
           : "the whole tile, which may take the stages' bytes"));
   w_.Line(absl::StrFormat(
       "%%sc = alloc.shared {align = 1024, swizzle = 128} : shared %s[%d, %d, "
       "%d]",
       Out(), buffers, tm, span));
-  w_.Line(absl::StrFormat(
-      "// This thread's fragment of its warpgroup's 64x%d accumulator tile.",
-      tn));
-  w_.Line(absl::StrFormat("%%acc = alloc.reg : reg f32[%d]", tn / 2));
+  if (pingpong_) {
+    w_.Line(absl::StrFormat(
+        "// This thread's fragments of the tile's %d 64x%d row block(s), "
+        "block r from acc[%d r].",
+        row_blocks_, tn, tn / 2));
+  } else {
+    w_.Line(absl::StrFormat(
+        "// This thread's fragment of its warpgroup's 64x%d accumulator "
+        "tile.",
+        tn));
+  }
+  w_.Line(
+      absl::StrFormat("%%acc = alloc.reg : reg f32[%d]", row_blocks_ * tn / 2));
   w_.Blank();
   w_.Line("%tid = thread.id x : index");
   w_.Line(absl::StrFormat("%%is_t0 = cmp eq %%tid, %s : i1", C(0)));
@@ -497,20 +609,30 @@ std::string MatmulWriter::Write() {
   w_.Index("k_tiles", "div", "%k_round", C(tk));
   w_.Index("group_tiles", "mul", "%tiles_n", C(c_.raster_group));
   w_.Blank();
-  w_.Line("// This thread's warpgroup (a 64-row half of the tile) and warp.");
-  w_.Index("wg", "div", "%tid", C(128));
-  w_.Index("wg_row", "mul", "%wg", C(64));
-  w_.Index("t_in_wg", "rem", "%tid", C(128));
-  w_.Index("wg_warp", "div", "%t_in_wg", C(32));
-  w_.Index("warp_row", "mul", "%wg_warp", C(16));
-  w_.Index("row0", "add", "%wg_row", "%warp_row");
+  if (pingpong_) {
+    w_.Line(
+        "// This thread's warp: its 16 rows of each 64-row block of the "
+        "tile.");
+    w_.Index("wg_warp", "div", "%tid", C(32));
+    w_.Index("warp_row", "mul", "%wg_warp", C(16));
+  } else {
+    w_.Line("// This thread's warpgroup (a 64-row half of the tile) and warp.");
+    w_.Index("wg", "div", "%tid", C(128));
+    w_.Index("wg_row", "mul", "%wg", C(64));
+    w_.Index("t_in_wg", "rem", "%tid", C(128));
+    w_.Index("wg_warp", "div", "%t_in_wg", C(32));
+    w_.Index("warp_row", "mul", "%wg_warp", C(16));
+    w_.Index("row0", "add", "%wg_row", "%warp_row");
+  }
   if (!out16_) {
     w_.Index("lane", "rem", "%tid", C(32));
     w_.Index("lane_row", "div", "%lane", C(4));
     w_.Index("lane_quad", "rem", "%lane", C(4));
     w_.Index("lane_col", "mul", "%lane_quad", C(2));
-    w_.Index("row_a", "add", "%row0", "%lane_row");
-    w_.Index("row_b", "add", "%row_a", C(8));
+    if (!pingpong_) {  // ping-pong's rows are per row block
+      w_.Index("row_a", "add", "%row0", "%lane_row");
+      w_.Index("row_b", "add", "%row_a", C(8));
+    }
   }
   w_.Blank();
   if (persistent_) {
@@ -565,11 +687,25 @@ std::string MatmulWriter::Write() {
   return w_.body();
 }
 
+// Whether an operand's rows start 16 bytes off a 32-byte L2 sector (a row
+// stride that is a multiple of 16 bytes but not of 32): every TMA box row
+// then spans one sector more. Measured on the H100 (4096x4096xK, 128x256
+// tiles): K = 4104 runs 1.43x the time of K = 4112 or 4160, whose rows are
+// sector-aligned; the L2 promotion of the tensor map does not change it.
+bool RowsOffSector(const MatmulProblem& problem) {
+  const int64_t a_row = problem.a_major == OperandMajor::kK ? problem.k
+                                                           : problem.m;
+  const int64_t b_row = problem.b_major == OperandMajor::kK ? problem.k
+                                                           : problem.n;
+  const int64_t bytes = BytesOf(problem.dtype);
+  return (a_row * bytes) % 32 != 0 || (b_row * bytes) % 32 != 0;
+}
+
 // The heuristic's model of one configuration's time, in k-steps of a
 // 128x256 tile: waves of tiles, each running its share of the k-steps at
-// the tile shape's relative tensor-core efficiency, plus the serialized
-// reduction of split-K partials (about three k-steps' time per split for
-// a block to read, add and write its f32 partial tile).
+// the tile shape's relative efficiency, plus one k-step per tile for the
+// epilogue and, with split-K, the serialized turns of the partials. The
+// constants are fitted to kir-bench measurements on the H100.
 struct Estimate {
   double cost = 0;
   int64_t blocks = 0;
@@ -580,13 +716,24 @@ Estimate EstimateTime(const MatmulProblem& problem, int tile_m, int tile_n,
                       int split_k) {
   const bool b_n_major = problem.b_major == OperandMajor::kMN;
   // Relative throughput of a tile shape: a 128x256 tile reads 3 KiB of
-  // shared memory per 64x256x16 wgmma step and its warpgroup, a 128x128
-  // tile the same per half the work, a 128x64 tile (or an N-major B,
+  // shared memory per 64x256x16 wgmma step and its warpgroup, narrower tiles
+  // the same per less work (128x128 measured at 0.92 of 128x256 on
+  // 4096x11008x4096 and 4096x12288x4096); a 128x64 tile (or an N-major B,
   // whose wgmmas are 64 wide) is bound by shared-memory bandwidth.
-  double efficiency = tile_n >= 256 && !b_n_major   ? 1.0
-                      : tile_n >= 128 && !b_n_major ? 0.85
-                                                    : 0.65;
+  double efficiency = b_n_major        ? 0.65
+                      : tile_n >= 256 ? 1.0
+                      : tile_n >= 192 ? 0.97
+                      : tile_n >= 128 ? 0.92
+                                      : 0.65;
   if (tile_m < 128) efficiency *= 0.8;
+  if (RowsOffSector(problem)) {
+    // Loads, not wgmmas, bound such a kernel, the more so the more operand
+    // bytes a tile loads per multiply (128x256: 1.43x measured; 128x128:
+    // about 1.8x, which puts it behind 128x192 and 128x256).
+    const double bytes_per_flop =
+        (1.0 / tile_m + 1.0 / tile_n) / (1.0 / 128 + 1.0 / 256);
+    efficiency /= 1.0 + 0.43 * bytes_per_flop * bytes_per_flop;
+  }
   const double area = double{1.0} * tile_m * tile_n / (128.0 * 256.0);
   const int64_t k_tiles = CeilDiv(problem.k, 64);
   Estimate estimate;
@@ -594,9 +741,12 @@ Estimate EstimateTime(const MatmulProblem& problem, int tile_m, int tile_n,
       CeilDiv(problem.m, tile_m) * CeilDiv(problem.n, tile_n) * split_k;
   estimate.waves = CeilDiv(estimate.blocks, kSmCount);
   const double k_steps = static_cast<double>(CeilDiv(k_tiles, split_k));
-  // One k-step's worth for the epilogue of each tile.
-  estimate.cost = estimate.waves * (k_steps + 1.0) * area / efficiency;
-  if (split_k > 1) estimate.cost += 3.0 * split_k * area;
+  estimate.cost = estimate.waves * (k_steps * area / efficiency + 1.0);
+  // A turn of the serial reduction (wait for the previous split, read, add
+  // and write an f32 tile, release) is latency-bound: about 3 k-steps plus
+  // 2 per 128x256 of tile (fitted to 256x256x65536 with 8 and 16 splits
+  // and 512x1024x32768 with 4 and 8).
+  if (split_k > 1) estimate.cost += split_k * (3.0 + 2.0 * area);
   return estimate;
 }
 
@@ -675,11 +825,21 @@ std::string ReferenceCheck(const MatmulProblem& problem) {
                          out16 ? 1e-2 : 1e-3, std::max(atol, 1e-3));
 }
 
-std::string RunDirective(const MatmulProblem& problem) {
+std::string LoweringPipeline(const MatmulConfig& config) {
+  if (config.split_k == 1 || config.split_k_mode == SplitKMode::kSerial) {
+    return "default";  // its serialize-split-k is mode=serial
+  }
+  return absl::StrCat("serialize-split-k{mode=",
+                      SplitKModeName(config.split_k_mode), "},default");
+}
+
+std::string RunDirective(const MatmulProblem& problem,
+                         const MatmulConfig& config) {
   return absl::StrFormat(
-      "// run: pipeline='default' @%s M=%d N=%d K=%d a=normal(seed=1) "
+      "// run: pipeline='%s' @%s M=%d N=%d K=%d a=normal(seed=1) "
       "b=normal(seed=2) c=fill(nan) => %s",
-      kKernelName, problem.m, problem.n, problem.k, ReferenceCheck(problem));
+      LoweringPipeline(config), kKernelName, problem.m, problem.n, problem.k,
+      ReferenceCheck(problem));
 }
 
 absl::Status ValidateMatmul(const MatmulProblem& problem,
@@ -723,11 +883,6 @@ absl::Status ValidateMatmul(const MatmulProblem& problem,
     return s;
   }
 
-  if (config.pingpong) {
-    return absl::UnimplementedError(
-        "--pingpong: not supported yet (circular-buffer has no ping-pong "
-        "consumer schedule); use the cooperative schedule");
-  }
   if (config.cluster_m != 1 || config.cluster_n != 1) {
     if (config.cluster_m < 1 || config.cluster_n < 1) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -744,7 +899,9 @@ absl::Status ValidateMatmul(const MatmulProblem& problem,
         "%d consumer warpgroups: 1 or 2 (each computes 64 rows of the tile)",
         config.consumer_warpgroups));
   }
-  if (config.tile_m != 64 * config.consumer_warpgroups) {
+  if (config.pingpong) {
+    if (absl::Status s = ValidatePingPong(config); !s.ok()) return s;
+  } else if (config.tile_m != 64 * config.consumer_warpgroups) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "tile M = %d: must be 64 per consumer warpgroup (%d with %d); "
         "tiles are 64x... or 128x...",
@@ -790,11 +947,6 @@ absl::Status ValidateMatmul(const MatmulProblem& problem,
           "at least one",
           config.split_k, problem.k, k_tiles, config.tile_k));
     }
-    if (config.split_k_mode != SplitKMode::kSerial) {
-      return absl::UnimplementedError(absl::StrCat(
-          "split-K mode ", SplitKModeName(config.split_k_mode),
-          ": not supported yet (serialize-split-k implements mode=serial)"));
-    }
     if (config.epilogue == EpilogueMode::kDedicated) {
       return absl::InvalidArgumentError(
           "--epilogue dedicated with split-K: a dedicated epilogue buffer "
@@ -829,7 +981,7 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
   };
   std::vector<Candidate> candidates;
   const int64_t k_tiles = CeilDiv(std::max<int64_t>(problem.k, 1), 64);
-  for (int tile_n : {256, 128, 64}) {
+  for (int tile_n : {256, 192, 128, 64}) {
     for (int split_k = 1; split_k <= 32; ++split_k) {
       // At least 4 k-steps per split, and no more blocks than two waves.
       if (split_k > 1 && k_tiles / split_k < 4) break;
@@ -851,8 +1003,8 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
       CeilDiv(problem.m, 128) * CeilDiv(problem.n, config.tile_n);
   why.push_back(absl::StrFormat(
       "tile 128x%dx64: %d tiles, %d wave(s) of %d SMs; the least modelled "
-      "time (wave count x k-steps / tile efficiency) of 128x256, 128x128 "
-      "and 128x64",
+      "time (wave count x k-steps / tile efficiency) of 128x256, 128x192, "
+      "128x128 and 128x64",
       config.tile_n, tiles, best->estimate.waves, kSmCount));
   if (config.split_k > 1) {
     why.push_back(absl::StrFormat(
@@ -894,16 +1046,31 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
                              ? EpilogueBytes(problem, config)
                              : 0;
   config.stages = std::max(1, MaxStages(problem, config));
-  why.push_back(absl::StrFormat(
-      "%d stages: %d bytes per stage%s, as many as fit in %d bytes (at most "
-      "8)",
-      config.stages, StageBytes(config),
-      output > 0 ? absl::StrFormat(" beside %d bytes of output buffers", output)
-                 : "",
-      kSharedMemoryBytes));
+  if (RowsOffSector(problem) && config.stages > 3) {
+    // Measured: with rows off the 32-byte sectors, 3 stages ran 3-6% faster
+    // than 4 (128x192 and 128x256 on 4095x4104x4104, 128x256 with 2 splits
+    // on 3648x480x8632), fewer misaligned loads being in flight at once.
+    config.stages = 3;
+    why.push_back(absl::StrFormat(
+        "3 stages: an operand's rows are 16 bytes off the 32-byte sectors "
+        "(its row stride is not a multiple of 32 bytes), so each TMA box row "
+        "spans one sector more and loads bound the kernel; 3 stages measured "
+        "faster than the %d that fit",
+        MaxStages(problem, config)));
+  } else {
+    why.push_back(absl::StrFormat(
+        "%d stages: %d bytes per stage%s, as many as fit in %d bytes (at "
+        "most 8)",
+        config.stages, StageBytes(config),
+        output > 0
+            ? absl::StrFormat(" beside %d bytes of output buffers", output)
+            : "",
+        kSharedMemoryBytes));
+  }
   why.push_back(
-      "cooperative, 2 consumer warpgroups of 64 rows each (ping-pong is not "
-      "supported yet)");
+      "cooperative, 2 consumer warpgroups of 64 rows each (ping-pong, two "
+      "warpgroups taking whole tiles in turn, is available by option: "
+      "--pingpong)");
   why.push_back("cluster 1x1 (TMA multicast is not supported yet)");
   why.push_back(absl::StrFormat(
       "circular buffer warp_specialized: a producer warpgroup issues the "
@@ -1047,15 +1214,20 @@ absl::StatusOr<std::string> GenerateMatmul(const MatmulProblem& problem,
       OperandMajorName(problem.a_major, 'a'),
       OperandMajorName(problem.b_major, 'b'), DescribeConfig(config),
       config.split_k > 1
-          ? absl::StrFormat("Split-K: %d splits over grid z (`splitk`), one "
-                            "tile per block.",
-                            config.split_k)
+          ? absl::StrFormat("Split-K: %d splits over grid z (`splitk`, "
+                            "serialize-split-k mode=%s), one tile per block.",
+                            config.split_k, SplitKModeName(config.split_k_mode))
+      : config.pingpong
+          ? "Ping-pong: written for one\n// warpgroup computing whole "
+            "tiles; circular-buffer makes two consumer\n// warpgroups that "
+            "take the block's tiles in turn, each with its own\n// output "
+            "buffers."
       : Persistent(config)
           ? "Persistent: one block per SM walks the tiles; the output tile "
             "has its own buffer."
           : "One tile per block; the output tile may share the stages' "
             "bytes.",
-      RunDirective(problem));
+      RunDirective(problem, config));
   MatmulWriter writer(problem, config);
   const std::string body = writer.Write();
   absl::StrAppend(&text, writer.Header(), writer.Constants(), body, "}\n");

@@ -75,11 +75,18 @@ int64_t SharedMemoryBytes(const MatmulProblem& problem,
 // (0 when not even one does).
 int MaxStages(const MatmulProblem& problem, const MatmulConfig& config);
 
+// The pipeline that lowers a kernel of `config`: "default", or with a TMA
+// split-K mode "serialize-split-k{mode=tma-atomic},default" (the splitk is
+// lowered first; the default pipeline's serialize-split-k then finds none).
+std::string LoweringPipeline(const MatmulConfig& config);
+
 // The check of a `// run:` directive for `problem`, e.g.
 // "c ~= bf16(a @ b.T) rtol=0.01 atol=0.064" (tolerance scaled with K),
-// and a whole directive binding the problem's sizes and inputs.
+// and a whole directive binding the problem's sizes and inputs, lowered by
+// LoweringPipeline(config).
 std::string ReferenceCheck(const MatmulProblem& problem);
-std::string RunDirective(const MatmulProblem& problem);
+std::string RunDirective(const MatmulProblem& problem,
+                         const MatmulConfig& config = MatmulConfig());
 
 // Checks that the problem and configuration can be generated (sizes >= 1,
 // a tile wgmma can compute, stages that fit in shared memory, a shape TMA

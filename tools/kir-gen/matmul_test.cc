@@ -8,10 +8,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analysis/sync_check.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/ir.h"
-#include "analysis/sync_check.h"
 #include "parser/parser.h"
 #include "passes/pipeline.h"
 #include "printer/cuda_emitter.h"
@@ -92,12 +92,55 @@ TEST(ValidateMatmul, NamesTheTensorTmaCannotDescribe) {
                   .ok());
 }
 
-TEST(ValidateMatmul, PingPongAndClustersAreNotSupportedYet) {
-  MatmulConfig pingpong = Fitting();
-  pingpong.pingpong = true;
-  ExpectError(Problem(256, 256, 256), pingpong,
-              absl::StatusCode::kUnimplemented,
-              "--pingpong: not supported yet");
+// A ping-pong configuration that fits: 128x128 tiles, 5 stages.
+MatmulConfig PingPong() {
+  MatmulConfig config;
+  config.pingpong = true;
+  config.tile_n = 128;
+  config.stages = 5;
+  return config;
+}
+
+TEST(ValidateMatmul, PingPongTakesWholeTilesOfAPersistentGrid) {
+  EXPECT_TRUE(ValidateMatmul(Problem(4096, 4096, 4096), PingPong()).ok());
+  MatmulConfig wide = PingPong();
+  wide.tile_m = 64;
+  wide.tile_n = 256;
+  wide.stages = 4;
+  EXPECT_TRUE(ValidateMatmul(Problem(4096, 4096, 4096), wide).ok());
+  struct Case {
+    void (*change)(MatmulConfig&);
+    const char* error;
+  };
+  for (const Case& bad : std::vector<Case>{
+           {[](MatmulConfig& c) { c.tile_n = 256; },
+            "ping-pong tile 128x256: one warpgroup holds the whole tile's f32 "
+            "accumulator, 256 registers per thread"},
+           {[](MatmulConfig& c) { c.consumer_warpgroups = 1; },
+            "ping-pong with 1 consumer warpgroups"},
+           {[](MatmulConfig& c) { c.circular_buffer = "pipelined"; },
+            "ping-pong with circular buffer mode pipelined"},
+           {[](MatmulConfig& c) { c.split_k = 2; },
+            "split-K 2 with ping-pong: split-K's grid computes one tile per "
+            "block"},
+           {[](MatmulConfig& c) { c.epilogue = EpilogueMode::kReuseMainloop; },
+            "epilogue reuse with ping-pong"}}) {
+    MatmulConfig config = PingPong();
+    bad.change(config);
+    ExpectError(Problem(4096, 4096, 4096), config,
+                absl::StatusCode::kInvalidArgument, bad.error);
+  }
+  // Each warpgroup has its own ring of two 128x64 output sub-tiles: 5
+  // stages of 32 KiB and 64 KiB of output fit, 6 stages do not.
+  MatmulConfig six = PingPong();
+  six.stages = 6;
+  ExpectError(Problem(4096, 4096, 4096), six,
+              absl::StatusCode::kInvalidArgument,
+              "more than the 232448 a block can use");
+  EXPECT_EQ(MaxStages(Problem(4096, 4096, 4096), PingPong()), 5);
+}
+
+TEST(ValidateMatmul, ClustersAreNotSupportedYet) {
   MatmulConfig cluster = Fitting();
   cluster.cluster_m = 2;
   ExpectError(Problem(256, 256, 256), cluster, absl::StatusCode::kUnimplemented,
@@ -147,9 +190,10 @@ TEST(ValidateMatmul, SplitK) {
   ExpectError(Problem(256, 256, 4096), config,
               absl::StatusCode::kInvalidArgument, "only 64 k-steps");
   config.split_k = 4;
-  config.split_k_mode = SplitKMode::kTmaAtomic;
-  ExpectError(Problem(256, 256, 4096), config, absl::StatusCode::kUnimplemented,
-              "split-K mode tma-atomic: not supported yet");
+  for (SplitKMode mode : {SplitKMode::kTmaSerial, SplitKMode::kTmaAtomic}) {
+    config.split_k_mode = mode;
+    EXPECT_TRUE(ValidateMatmul(Problem(256, 256, 4096), config).ok());
+  }
   config.split_k_mode = SplitKMode::kSerial;
   config.epilogue = EpilogueMode::kDedicated;
   ExpectError(Problem(256, 256, 4096), config,
@@ -224,6 +268,7 @@ TEST(ParseConfig, RoundTrips) {
   configs[2].split_k_mode = SplitKMode::kTmaSerial;
   configs[2].epilogue = EpilogueMode::kReuseMainloop;
   configs[3].pingpong = true;
+  configs[3].tile_n = 128;
   configs[3].cluster_m = 2;
   configs[3].epilogue = EpilogueMode::kDedicated;
   for (const MatmulConfig& config : configs) {
@@ -268,6 +313,25 @@ TEST(ReferenceCheck, FollowsTheLayoutsAndScalesWithK) {
             "c ~= a.T @ b rtol=0.001 atol=0.004");
 }
 
+// The directive lowers a TMA split-K mode's splitk before the default
+// pipeline; without a split the mode does not matter.
+TEST(LoweringPipeline, NamesTheSplitKMode) {
+  MatmulConfig config;
+  EXPECT_EQ(LoweringPipeline(config), "default");
+  config.split_k_mode = SplitKMode::kTmaAtomic;
+  EXPECT_EQ(LoweringPipeline(config), "default");
+  config.split_k = 4;
+  EXPECT_EQ(LoweringPipeline(config),
+            "serialize-split-k{mode=tma-atomic},default");
+  config.split_k_mode = SplitKMode::kTmaSerial;
+  EXPECT_EQ(LoweringPipeline(config),
+            "serialize-split-k{mode=tma-serial},default");
+  config.split_k_mode = SplitKMode::kSerial;
+  EXPECT_EQ(LoweringPipeline(config), "default");
+  EXPECT_THAT(RunDirective(Problem(8, 8, 512), config),
+              HasSubstr("// run: pipeline='default' @matmul M=8 N=8 K=512"));
+}
+
 struct Variant {
   std::string name;
   MatmulProblem problem;
@@ -298,6 +362,15 @@ std::vector<Variant> Variants() {
   split.config.split_k = 5;
   split.config.epilogue = EpilogueMode::kAuto;
   variants.push_back(split);
+  // The TMA modes: tma-atomic's epilogue (stmatrix, TMA store) runs under
+  // its vote, which the verifier must see as uniform (V33).
+  for (SplitKMode mode : {SplitKMode::kTmaSerial, SplitKMode::kTmaAtomic}) {
+    Variant tma = split;
+    tma.config.split_k_mode = mode;
+    tma.name = mode == SplitKMode::kTmaSerial ? "split_k_tma_serial"
+                                              : "split_k_tma_atomic";
+    variants.push_back(tma);
+  }
   Variant reuse;
   reuse.name = "reuse_f16_64x64";
   reuse.problem = Problem(77, 40, 24, OperandMajor::kK, OperandMajor::kK,
@@ -309,10 +382,27 @@ std::vector<Variant> Variants() {
   reuse.config.epilogue = EpilogueMode::kReuseMainloop;
   reuse.config.stages = 2;
   variants.push_back(reuse);
+  // Ping-pong: 128x128 tiles (two row blocks) with N-major B and f32
+  // output, and 64x256 tiles with M-major A.
+  Variant pingpong;
+  pingpong.name = "pingpong_128x128_kn_f32";
+  pingpong.problem = Problem(200, 136, 520, OperandMajor::kK, OperandMajor::kMN,
+                             ElementType::kF32);
+  pingpong.config = PingPong();
+  variants.push_back(pingpong);
+  Variant wide;
+  wide.name = "pingpong_64x256_mk";
+  wide.problem = Problem(1000, 1000, 1000, OperandMajor::kMN);
+  wide.config = PingPong();
+  wide.config.tile_m = 64;
+  wide.config.tile_n = 256;
+  wide.config.stages = 4;
+  variants.push_back(wide);
   return variants;
 }
 
-// Each variant verifies, lowers through the default pipeline, passes the
+// Each variant verifies, lowers through its directive's pipeline (the
+// default one, after serialize-split-k in a TMA mode), passes the
 // sync and proxy-fence checkers and is accepted by the CUDA emitter (the
 // lit goldens compile a subset to cubins with NVRTC).
 TEST(GenerateMatmul, LowersAndPassesTheCheckers) {
@@ -321,10 +411,12 @@ TEST(GenerateMatmul, LowersAndPassesTheCheckers) {
     absl::StatusOr<std::string> text =
         GenerateMatmul(variant.problem, variant.config);
     ASSERT_TRUE(text.ok()) << text.status();
-    EXPECT_THAT(*text, HasSubstr(RunDirective(variant.problem)));
+    EXPECT_THAT(*text,
+                HasSubstr(RunDirective(variant.problem, variant.config)));
     absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(*text);
     ASSERT_TRUE(module.ok()) << module.status() << "\n" << *text;
-    absl::StatusOr<Pipeline> pipeline = ParsePipeline("default");
+    absl::StatusOr<Pipeline> pipeline =
+        ParsePipeline(LoweringPipeline(variant.config));
     ASSERT_TRUE(pipeline.ok());
     PipelineRunOptions options;
     options.write_reproducer = false;
