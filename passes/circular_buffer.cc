@@ -47,6 +47,7 @@ constexpr char kLoopsWarpSpecialized[] = "loops-warp-specialized";
 constexpr char kBuffersStaged[] = "buffers-staged";
 constexpr char kLoadsPipelined[] = "loads-pipelined";
 constexpr char kLoopsPingPong[] = "loops-pingpong";
+constexpr char kLoadsMulticast[] = "loads-multicast";
 
 enum class Mode { kPipelined, kWarpSpecialized };
 
@@ -58,6 +59,7 @@ struct Overrides {
   std::optional<bool> producer_warp;
   bool merged_producer = false;
   std::optional<bool> pingpong;
+  bool multicast = true;  // false: cluster_shared loads stay per-CTA loads
 };
 
 // What one marked loop asks for, after the overrides.
@@ -70,6 +72,7 @@ struct Config {
   bool pingpong = false;         // two consumer warpgroups, alternate tiles
   std::optional<int> producer_regs;
   std::optional<int> consumer_regs;
+  bool multicast = true;  // honour cluster_shared loads
 };
 
 bool IsMarked(const Op& op) {
@@ -284,6 +287,7 @@ class IndexMath {
 struct StageLoad {
   Op* op = nullptr;
   int64_t bytes = 0;
+  bool cluster_shared = false;  // issued once per cluster, multicast
 };
 
 struct LoopPlan {
@@ -304,6 +308,8 @@ struct LoopPlan {
   std::vector<const Op*> top_slice;
   int64_t bytes = 0;  // one iteration's loads
   int block_threads = 0;
+  // Multicast: the CTAs of the cluster (1: no `cluster_shared` load).
+  int cluster_ctas = 1;
 
   Op* marked() const { return nest.back(); }
   int depth() const { return static_cast<int>(nest.size()); }
@@ -368,10 +374,11 @@ class Analyzer {
 
   absl::StatusOr<LoopPlan> Run() {
     using Step = absl::Status (Analyzer::*)();
-    for (Step step : {&Analyzer::FindNest, &Analyzer::CheckBlock,
-                      &Analyzer::FindLoads, &Analyzer::CheckStagedBuffers,
-                      &Analyzer::FindAuthorProtocol, &Analyzer::CheckPingPong,
-                      &Analyzer::CollectSlices, &Analyzer::CheckSharedMemory}) {
+    for (Step step :
+         {&Analyzer::FindNest, &Analyzer::CheckBlock, &Analyzer::FindLoads,
+          &Analyzer::CheckStagedBuffers, &Analyzer::CheckMulticast,
+          &Analyzer::FindAuthorProtocol, &Analyzer::CheckPingPong,
+          &Analyzer::CollectSlices, &Analyzer::CheckSharedMemory}) {
       absl::Status status = (this->*step)();
       if (!status.ok()) return status;
     }
@@ -569,6 +576,170 @@ class Analyzer {
       }
     });
     return status;
+  }
+
+  // Multicast: a `cluster_shared` load names the same box in every CTA of
+  // the cluster, so each CTA issues a slice of it (its rank's share of the
+  // box's outermost rows) into every CTA. That needs every CTA of a
+  // cluster to run the same iterations (a peer waiting for bytes no one
+  // sends would hang) and to load the same box (else a CTA gets a peer's
+  // rows).
+  absl::Status CheckMulticast() {
+    const Op* first = nullptr;
+    for (StageLoad& load : plan_.loads) {
+      // multicast=false: the promise is not used, each CTA loads its box.
+      load.cluster_shared = plan_.config.multicast &&
+                            load.op->kind() == OpKind::kTmaLoad &&
+                            load.op->GetFlag("cluster_shared");
+      if (load.cluster_shared && first == nullptr) first = load.op;
+    }
+    if (first == nullptr) return absl::OkStatus();
+    if (!warp_specialized()) {
+      return (Error(first->loc())
+              << "a cluster_shared load is multicast by a producer role, so "
+                 "it needs circular_buffer = warp_specialized")
+          .Note(loop_.loc(), "the marked loop");
+    }
+    const std::optional<int64_t> ctas = kernel_.cluster.StaticVolume();
+    if (!ctas || *ctas < 2) {
+      return (Error(first->loc())
+              << "a cluster_shared load needs a cluster of more than one CTA "
+                 "to share it with; the kernel's cluster is "
+              << (ctas ? absl::StrCat(*ctas) : std::string("not constant")))
+          .Note(kernel_.loc(), "the kernel");
+    }
+    plan_.cluster_ctas = static_cast<int>(*ctas);
+    const Region& body = kernel_.body();
+    const Op* early_return = nullptr;
+    Walk(body, [&](const Op& op) {
+      if (op.kind() == OpKind::kReturn && early_return == nullptr &&
+          !(op.parent_region() == &body &&
+            body.IndexOf(&op) + 1 == body.size())) {
+        early_return = &op;
+      }
+    });
+    if (early_return != nullptr) {
+      return (Error(early_return->loc())
+              << "a thread that leaves the kernel early would leave the CTAs "
+                 "of its cluster waiting (for its releases of their stages, "
+                 "and at the cluster barrier before the exit); with a "
+                 "cluster_shared load only a `return` at the kernel's end "
+                 "is allowed")
+          .Note(first->loc(), "the cluster_shared load");
+    }
+    for (const Op* loop : plan_.nest) {
+      static constexpr const char* kWhat[] = {"lower bound", "upper bound",
+                                              "step"};
+      for (int i = 0; i < 3; ++i) {
+        const Value* bound = loop->operand_value(i);
+        if (!ClusterUniform(bound)) {
+          return (Error(loop->loc())
+                  << "the " << kWhat[i] << " " << Name(bound)
+                  << " of a loop of the nest may differ between the CTAs of "
+                     "a cluster; with a cluster_shared load every CTA of the "
+                     "cluster must run the same iterations (derive tiles "
+                     "from the cluster's index, block.id / cluster size, "
+                     "and the CTA's place in it from cluster.cta_rank inside "
+                     "the loop)")
+              .Note(first->loc(), "the cluster_shared load");
+        }
+      }
+    }
+    for (const StageLoad& load : plan_.loads) {
+      if (!load.cluster_shared) continue;
+      const Op& op = *load.op;
+      if (op.FindAttr("multicast") != nullptr) {
+        return Error(op.loc()) << "a cluster_shared load is multicast by the "
+                                  "pass; it takes no multicast mask";
+      }
+      for (const Value* coordinate : op.operand(1).indices) {
+        if (!ClusterUniform(coordinate)) {
+          return Error(op.loc())
+                 << "the coordinate " << Name(coordinate)
+                 << " of a cluster_shared load may differ between the CTAs "
+                    "of a cluster, which then do not share its box";
+        }
+      }
+      const Value* map = op.operand_value(1);
+      const Param* param = kernel_.FindParam(map);
+      KIR_CHECK(param != nullptr && param->kind == Param::Kind::kTensorMap);
+      const std::vector<int64_t>& box = map->type().box();
+      const int64_t alignment = param->swizzle == 0 ? 128 : param->swizzle * 8;
+      if (box[0] % *ctas != 0 || (load.bytes / *ctas) % alignment != 0) {
+        return Error(op.loc())
+               << "a cluster_shared load is issued in " << *ctas
+               << " slices of its box's outer dimension, one per CTA of the "
+                  "cluster; "
+               << Name(map) << "'s box [" << absl::StrJoin(box, ", ")
+               << "] does not split into " << *ctas << " slices of a multiple "
+               << "of " << alignment << " bytes (the "
+               << (param->swizzle == 0
+                       ? std::string("TMA destination")
+                       : absl::StrCat(param->swizzle, "-byte swizzle"))
+               << " alignment)";
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Whether `value` is the same in every CTA of the cluster: sizes,
+  // parameters, constants, launch dimensions, block indices along a
+  // dimension the cluster does not span (or divided by a multiple of its
+  // extent there), the indices of loops with such bounds, and computations
+  // of these.
+  bool ClusterUniform(const Value* value, int depth = 0) const {
+    if (depth > 64) return false;
+    switch (value->kind()) {
+      case Value::Kind::kSize:
+      case Value::Kind::kParam:
+        return true;
+      case Value::Kind::kRegionArgument: {
+        const Op* loop = value->owning_region()->parent_op();
+        if (loop == nullptr || loop->kind() != OpKind::kFor) return false;
+        for (int i = 0; i < 3; ++i) {
+          if (!ClusterUniform(loop->operand_value(i), depth + 1)) return false;
+        }
+        return true;
+      }
+      case Value::Kind::kResult:
+        break;
+    }
+    const Op& op = *value->defining_op();
+    auto cluster_extent = [&](const Op& index) {
+      const std::string& dim = index.GetString("dim");
+      const int d = dim == "x" ? 0 : dim == "y" ? 1 : 2;
+      return kernel_.cluster[d].AsConstant().value_or(0);
+    };
+    switch (op.kind()) {
+      case OpKind::kConst:
+      case OpKind::kGridDim:
+      case OpKind::kBlockDim:
+        return true;
+      case OpKind::kBlockId:
+        return cluster_extent(op) == 1;
+      case OpKind::kDiv: {
+        const Value* dividend = op.operand_value(0);
+        const std::optional<int64_t> divisor =
+            IntegerConstant(op.operand_value(1));
+        if (dividend->kind() == Value::Kind::kResult &&
+            dividend->defining_op()->kind() == OpKind::kBlockId && divisor) {
+          const int64_t extent = cluster_extent(*dividend->defining_op());
+          if (extent > 0 && *divisor % extent == 0) return true;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    if (!FactsOf(op.kind()).computes || op.num_regions() != 0 ||
+        op.num_operands() == 0) {
+      return false;  // index queries other than the above, memory, sync
+    }
+    bool uniform = true;
+    op.ForEachUse([&](const Value* use) {
+      if (uniform && !ClusterUniform(use, depth + 1)) uniform = false;
+    });
+    return uniform;
   }
 
   absl::Status FindAuthorProtocol() {
@@ -880,6 +1051,7 @@ absl::StatusOr<Config> ReadConfig(const Op& loop, const Overrides& overrides) {
            << "stages must be in 1..16, got " << config.stages;
   }
   config.pingpong = overrides.pingpong.value_or(loop.GetFlag("pingpong"));
+  config.multicast = overrides.multicast;
   if (config.pingpong && config.mode != Mode::kWarpSpecialized) {
     return Error(loop.loc())
            << "pingpong needs warp_specialized mode: the two consumer "
@@ -935,6 +1107,7 @@ class Rewriter {
     // The setup goes right before the nest (pipelined) or the roles.
     Op* anchor =
         plan_.config.mode == Mode::kWarpSpecialized ? producer_role_ : &outer;
+    if (multicast()) BuildSliceMaps();
     BuildSetup(*anchor);
     if (plan_.config.mode == Mode::kWarpSpecialized) {
       BuildProducer();
@@ -953,6 +1126,7 @@ class Rewriter {
   }
   Op& marked() const { return *plan_.marked(); }
   int stages() const { return plan_.config.stages; }
+  bool multicast() const { return plan_.cluster_ctas > 1; }
   // The threads of the consumer role: ping-pong doubles the input's.
   int consumer_threads() const {
     return plan_.block_threads * (plan_.config.pingpong ? 2 : 1);
@@ -1182,6 +1356,38 @@ class Rewriter {
     CountUses();
   }
 
+  // ---- multicast ----------------------------------------------------------
+
+  // A map over the same tensor for each map of a cluster_shared load, its
+  // box cut to one CTA's slice of the outer dimension. The launcher builds
+  // it from the declaration like any other; the author's map stays (other
+  // loads may use it).
+  void BuildSliceMaps() {
+    for (const StageLoad& load : plan_.loads) {
+      if (!load.cluster_shared) continue;
+      Value* map = load.op->operand_value(1);
+      if (slice_maps_.count(map) != 0) continue;
+      Param slice = *kernel_.FindParam(map);
+      slice.value = nullptr;
+      std::vector<int64_t> box = map->type().box();
+      box[0] /= plan_.cluster_ctas;
+      slice_maps_[map] =
+          kernel_
+              .AddParam(kernel_.FreshName(map->name() + "_slice"),
+                        Type::TensorMap(map->type().dtype(), box),
+                        std::move(slice), load.op->loc())
+              .value;
+    }
+  }
+
+  // Every thread of every CTA of the cluster: after the inits, no remote
+  // arrival or multicast reaches a barrier not yet initialized; before the
+  // exit, none reaches a CTA that has exited.
+  void ClusterBarrier(OpBuilder& builder) {
+    builder.Create(OpKind::kClusterArrive, {});
+    builder.Create(OpKind::kClusterWait, {});
+  }
+
   // ---- setup: trip counts, rings, inits -----------------------------------
 
   Value* FindOrCreateThreadIdX(Op& anchor) {
@@ -1269,12 +1475,34 @@ class Rewriter {
     Value* s = loop->region(0).argument(0);
     init.Create(OpKind::kMbarrierInit, {Ref(full_, {s})},
                 {{"count", Attribute::Int(1)}});
-    init.Create(OpKind::kMbarrierInit, {Ref(empty_, {s})},
-                {{"count", Attribute::Int(plan_.block_threads)}});
+    // Multicast: every consumer thread of the cluster releases the stage in
+    // every CTA, since every CTA's producer writes into it.
+    init.Create(
+        OpKind::kMbarrierInit, {Ref(empty_, {s})},
+        {{"count", Attribute::Int(plan_.block_threads * plan_.cluster_ctas)}});
     if (order_ != nullptr) {
       for (int group = 0; group < 2; ++group) {
         inside.Create(OpKind::kMbarrierInit, {Ref(order_, {math.Const(group)})},
                       {{"count", Attribute::Int(plan_.block_threads)}});
+      }
+    }
+    if (multicast()) {
+      builder.SetInsertionPoint(body, body.IndexOf(&anchor));
+      ClusterBarrier(builder);
+      // This CTA's slice of a cluster_shared box: rows rank * rows / ctas on.
+      Value* rank = builder
+                        .Create(OpKind::kClusterCtaRank, {}, {},
+                                {Type::Scalar(DType::kIndex)}, {"cb_rank"})
+                        ->result();
+      for (const auto& [map, slice] : slice_maps_) {
+        slice_rows_[slice] = math.Mul(rank, math.Const(slice->type().box()[0]),
+                                      slice->name() + "_row");
+      }
+      // The other CTAs of the cluster, (rank + j) % C for j = 1..C-1.
+      for (int j = 1; j < plan_.cluster_ctas; ++j) {
+        peers_.push_back(math.Rem(
+            math.Add(rank, math.Const(j), absl::StrCat("cb_rank_plus", j)),
+            math.Const(plan_.cluster_ctas), absl::StrCat("cb_peer", j)));
       }
     }
     CountUses();
@@ -1413,19 +1641,38 @@ class Rewriter {
       Value* round = math.Div(flat, math.Const(stages()), prefix + "round");
       Value* next = math.Add(round, math.Const(1), prefix + "round1");
       Value* parity = math.Rem(next, math.Const(2), prefix + "parity");
-      builder.Create(OpKind::kMbarrierWait,
-                     {Ref(empty_, {stage}), Use(parity)});
+      // Peers' consumers release it too: acquire at cluster scope.
+      builder.Create(OpKind::kMbarrierWait, {Ref(empty_, {stage}), Use(parity)},
+                     WaitScope());
     }
     builder.Create(OpKind::kMbarrierArriveTx, {Ref(full_, {stage})},
                    {{"bytes", Attribute::Int(plan_.bytes)}});
     for (const StageLoad& load : plan_.loads) {
       const Op& op = *load.op;
       Operand destination = MapOperand(op.operand(0), map);
+      Operand source = MapOperand(op.operand(1), map);
+      AttrList attrs;
+      for (const auto& [name, value] : op.attrs()) {
+        if (name != "cluster_shared") attrs.emplace_back(name, value);
+      }
+      if (load.cluster_shared) {
+        // This CTA's slice of the box's outer dimension (the buffer's
+        // dimension that the box's first one lands in), into every CTA.
+        Value* slice = slice_maps_.at(source.value);
+        Value* row = slice_rows_.at(slice);
+        const size_t dim = destination.indices.size() - source.indices.size();
+        destination.indices[dim] =
+            math.Add(destination.indices[dim], row, prefix + "mc_row");
+        source.indices[0] = math.Add(source.indices[0], row, prefix + "mc_at");
+        source.value = slice;
+        attrs.emplace_back(
+            "multicast",
+            Attribute::Int((int64_t{1} << plan_.cluster_ctas) - 1));
+        context_.stats.Add(kLoadsMulticast);
+      }
       destination.indices.insert(destination.indices.begin(), stage);
-      builder.Create(
-          op.kind(),
-          {destination, MapOperand(op.operand(1), map), Ref(full_, {stage})},
-          AttrList(op.attrs()));
+      builder.Create(op.kind(), {destination, source, Ref(full_, {stage})},
+                     attrs);
       context_.stats.Add(kLoadsPipelined);
     }
   }
@@ -1610,6 +1857,8 @@ class Rewriter {
     for (Op* wait : plan_.author_waits) {
       SetOperand(*wait, 0, Ref(full_, {stage}));
       SetOperand(*wait, 1, Use(parity));
+      // Multicast: peers' copies complete the phase too.
+      if (multicast()) wait->SetAttr("scope", Attribute::Enum("cluster"));
       if (first_wait == nullptr) first_wait = wait;
     }
     // Staged accesses take the stage index.
@@ -1645,7 +1894,7 @@ class Rewriter {
       }
       OpBuilder wait = Builder(body, position);
       first_wait = wait.Create(OpKind::kMbarrierWait,
-                               {Ref(full_, {stage}), Use(parity)});
+                               {Ref(full_, {stage}), Use(parity)}, WaitScope());
     }
 
     // The release: after the last staged access (and the wait), with the
@@ -1691,7 +1940,19 @@ class Rewriter {
                      {{"space", Attribute::Enum("shared_cta")}});
     }
     release.Create(OpKind::kMbarrierArrive, {Ref(empty_, {stage})});
+    // Multicast: every peer's producer wrote into this stage too, so it is
+    // released in every peer as well.
+    for (Value* peer : peers_) {
+      release.Create(OpKind::kMbarrierArriveRemote,
+                     {Ref(empty_, {stage}), Use(peer)});
+    }
     CountUses();
+  }
+
+  // The scope of the ring waits: cluster where peers complete phases.
+  AttrList WaitScope() const {
+    if (!multicast()) return {};
+    return {{"scope", Attribute::Enum("cluster")}};
   }
 
   // ---- pingpong -----------------------------------------------------------
@@ -1851,6 +2112,7 @@ class Rewriter {
             : body.size();
     OpBuilder builder = Builder(body, end);
     IndexMath math(builder, constants_);
+    if (multicast()) ClusterBarrier(builder);
     Op* guard = builder.If(is_issuer_);
     OpBuilder inside = Builder(guard->region(0), 0);
     Op* loop =
@@ -1892,6 +2154,11 @@ class Rewriter {
   Value* full_ = nullptr;
   Value* empty_ = nullptr;
   Value* order_ = nullptr;  // pingpong: the mainloops' turns
+  // Multicast: each cluster_shared load's map and its slice map, and the
+  // slice map's first row of this CTA's slice.
+  std::map<const Value*, Value*> slice_maps_;
+  std::map<const Value*, Value*> slice_rows_;
+  std::vector<Value*> peers_;  // the ranks of the other CTAs
   // The subtractions that shift thread and warp ids into the consumer
   // role, with the threads or warps of one warpgroup they subtract.
   std::map<const Op*, int> shift_ops_;
@@ -1931,6 +2198,9 @@ absl::StatusOr<Overrides> ReadOverrides(const PassOptions& options) {
   absl::StatusOr<std::string> pingpong = options.GetString("pingpong");
   if (!pingpong.ok()) return pingpong.status();
   if (*pingpong != "marker") overrides.pingpong = *pingpong == "true";
+  absl::StatusOr<std::string> multicast = options.GetString("multicast");
+  if (!multicast.ok()) return multicast.status();
+  overrides.multicast = *multicast != "false";
   return overrides;
 }
 
@@ -1940,11 +2210,30 @@ absl::Status CircularBuffer(Kernel& kernel, const PassOptions& options,
                             PassContext& context) {
   for (const char* counter :
        {kLoopsPipelined, kLoopsWarpSpecialized, kLoopsPingPong, kBuffersStaged,
-        kLoadsPipelined}) {
+        kLoadsPipelined, kLoadsMulticast}) {
     context.stats.Add(counter, 0);
   }
   absl::StatusOr<Overrides> overrides = ReadOverrides(options);
   if (!overrides.ok()) return overrides.status();
+  // A cluster_shared load is a promise the pass relies on only in a marked
+  // loop; elsewhere it would silently load the box in every CTA.
+  const Op* stray = nullptr;
+  Walk(kernel.body(), [&](const Op& op) {
+    if (stray != nullptr || op.kind() != OpKind::kTmaLoad ||
+        !op.GetFlag("cluster_shared")) {
+      return;
+    }
+    for (const Op* parent = op.parent_op(); parent != nullptr;
+         parent = parent->parent_op()) {
+      if (IsMarked(*parent)) return;
+    }
+    stray = &op;
+  });
+  if (stray != nullptr) {
+    return Error(stray->loc())
+           << "a cluster_shared load must be a stage load of a loop marked "
+              "circular_buffer = warp_specialized, which multicasts it";
+  }
   ConstantPool constants(kernel);
   for (bool first = true;;) {
     Op* loop = nullptr;

@@ -9,7 +9,9 @@
 //   stages=0 (0: the marker's); prefetch=-1 (-1: the marker's, pipelined
 //   only); producer=marker | warpgroup | warp (warp_specialized only);
 //   producer-loop=nested (default) | merged (warp_specialized only);
-//   pingpong=marker | true | false (warp_specialized only).
+//   pingpong=marker | true | false (warp_specialized only);
+//   multicast=marker | false (false: `cluster_shared` loads stay loads of
+//   every CTA, to measure what multicast gains).
 // Requires: a verified kernel in the unlowered reading, with loops marked
 //   `circular_buffer = pipelined | warp_specialized` (ir/language.md,
 //   "Circular buffering"). A marked loop M sits in a nest of loops only
@@ -72,6 +74,19 @@
 //     epilogue tile) are each group's own: the second group gets a copy,
 //     `%g1_<name>`, allocated after the original (the stages' fit in
 //     shared memory counts it).
+//   - cluster multicast (ir/language.md, "Cluster multicast"): for a
+//     stage `tma.load` marked `cluster_shared` in a kernel with a cluster
+//     of C > 1 CTAs, a tensor map parameter `<map>_slice` over the same
+//     tensor with the box's outer extent divided by C; the producer loads
+//     this CTA's slice (rows `cluster.cta_rank * b0 / C` on) from it into
+//     the same rows of the stage with `multicast = 2^C - 1` (each CTA
+//     issues its share, as CUTLASS does, so the issue work is balanced);
+//     `full` expects the whole box; `empty` counts the consumer threads of
+//     the cluster, each releasing the stage in its own CTA and, with
+//     `mbarrier.arrive_remote`, in each peer (ranks `(rank + j) % C`,
+//     computed once before the roles); ring waits take
+//     `scope = cluster`; `cluster.arrive` / `cluster.wait` follow the inits
+//     and precede the invalidation at the end.
 //   - The marker is removed, so a second run changes nothing.
 // Errors (located): a marked loop with no TMA or bulk load; a load whose
 //   address or guard depends on a value that is not such a pure
@@ -87,11 +102,20 @@
 //   and of whole warpgroups, a kernel that already has roles, or a second
 //   marked nest; for pingpong: pipelined mode, a nest that is not a tile
 //   loop around the marked loop, a block other than one warpgroup, or an
-//   op other than a computation or alloc.reg outside the tile loop.
-// Does not: elect the issuing lane (uniform-predicates), insert
-//   `wgmma.fence`, other commits and waits (insert-async-waits), the
-//   barrier after the inits and other barriers (insert-syncs), or
-//   `fence.mbarrier_init` and proxy fences (insert-proxy-fences).
+//   op other than a computation or alloc.reg outside the tile loop; for
+//   cluster_shared: pipelined mode, a cluster of one CTA or not constant,
+//   nest bounds or load coordinates that may differ between the CTAs of a
+//   cluster (not computed from sizes, parameters, constants, launch
+//   dimensions and block indices the cluster does not tell apart), a box
+//   whose outer extent does not split into C slices of the destination's
+//   alignment, a `multicast` mask on the load, a `return` other than the
+//   kernel's last op, and a cluster_shared load outside a marked loop.
+// Does not: multicast an operand to part of the cluster (a row or column
+//   of a 2-D cluster: the shared operand goes to every CTA); elect the
+//   issuing lane (uniform-predicates), insert `wgmma.fence`, other commits
+//   and waits (insert-async-waits), the barrier after the inits (without
+//   multicast) and other barriers (insert-syncs), or `fence.mbarrier_init`
+//   and proxy fences (insert-proxy-fences).
 #ifndef KIR_PASSES_CIRCULAR_BUFFER_H_
 #define KIR_PASSES_CIRCULAR_BUFFER_H_
 
