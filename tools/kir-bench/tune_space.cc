@@ -26,13 +26,15 @@ std::vector<gen::MatmulConfig> TuneCandidates(
     if (valid(config)) candidates.push_back(config);
   };
   add(heuristic);
-  const std::pair<int, int> tiles[] = {{128, 256}, {128, 128}, {256, 128},
-                                       {128, 192}, {64, 256},  {128, 64}};
+  // 64-row tiles have one consumer warpgroup: each computes 64 rows.
+  const std::pair<int, int> tiles[] = {{128, 256}, {128, 192}, {128, 128},
+                                       {64, 256},  {128, 64}};
   // Single changes first: each says what one choice is worth.
   for (const auto& [m, n] : tiles) {
     gen::MatmulConfig config = heuristic;
     config.tile_m = m;
     config.tile_n = n;
+    config.consumer_warpgroups = m / 64;
     add(config);
   }
   for (int stages : {3, 4, 5, 6, 7}) {
@@ -60,7 +62,7 @@ std::vector<gen::MatmulConfig> TuneCandidates(
   const int64_t tiles_m = (problem.m + heuristic.tile_m - 1) / heuristic.tile_m;
   const int64_t tiles_n = (problem.n + heuristic.tile_n - 1) / heuristic.tile_n;
   if (tiles_m * tiles_n < sm_count) {
-    for (int split : {1, 2, 4, 8}) {
+    for (int split : {1, 2, 4, 8, 16}) {
       gen::MatmulConfig config = heuristic;
       config.split_k = split;
       add(config);
@@ -72,6 +74,7 @@ std::vector<gen::MatmulConfig> TuneCandidates(
       gen::MatmulConfig config = heuristic;
       config.tile_m = m;
       config.tile_n = n;
+      config.consumer_warpgroups = m / 64;
       config.stages = stages;
       add(config);
     }

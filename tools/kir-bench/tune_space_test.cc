@@ -42,8 +42,25 @@ TEST(TuneSpace, SplitKOnlyWhereTheTilesCannotFillTheGpu) {
       [](const gen::MatmulConfig&) { return true; }, 100);
   int split = 0;
   for (const gen::MatmulConfig& c : candidates) split += c.split_k > 1;
-  EXPECT_EQ(split, 3);  // 2, 4, 8
+  EXPECT_EQ(split, 4);  // 2, 4, 8, 16
   EXPECT_LE(candidates.size(), 100u);
+}
+
+TEST(TuneSpace, SixtyFourRowTilesHaveOneConsumerWarpgroup) {
+  // A 64-row tile with two consumer warpgroups cannot be generated: the
+  // candidate must change both, or tuning never tries 64-row tiles.
+  const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
+      Problem(4096, 4096, 4096), gen::MatmulConfig(),
+      [](const gen::MatmulConfig& c) {
+        return c.tile_m == 64 * c.consumer_warpgroups;
+      },
+      100);
+  bool tried_64_rows = false;
+  for (const gen::MatmulConfig& c : candidates) {
+    EXPECT_EQ(c.tile_m, 64 * c.consumer_warpgroups);
+    tried_64_rows |= c.tile_m == 64;
+  }
+  EXPECT_TRUE(tried_64_rows);
 }
 
 TEST(TuneSpace, NothingValidGivesNothing) {

@@ -565,11 +565,25 @@ std::string MatmulWriter::Write() {
   return w_.body();
 }
 
+// Whether an operand's rows start 16 bytes off a 32-byte L2 sector (a row
+// stride that is a multiple of 16 bytes but not of 32): every TMA box row
+// then spans one sector more. Measured on the H100 (4096x4096xK, 128x256
+// tiles): K = 4104 runs 1.43x the time of K = 4112 or 4160, whose rows are
+// sector-aligned; the L2 promotion of the tensor map does not change it.
+bool RowsOffSector(const MatmulProblem& problem) {
+  const int64_t a_row = problem.a_major == OperandMajor::kK ? problem.k
+                                                           : problem.m;
+  const int64_t b_row = problem.b_major == OperandMajor::kK ? problem.k
+                                                           : problem.n;
+  const int64_t bytes = BytesOf(problem.dtype);
+  return (a_row * bytes) % 32 != 0 || (b_row * bytes) % 32 != 0;
+}
+
 // The heuristic's model of one configuration's time, in k-steps of a
 // 128x256 tile: waves of tiles, each running its share of the k-steps at
-// the tile shape's relative tensor-core efficiency, plus the serialized
-// reduction of split-K partials (about three k-steps' time per split for
-// a block to read, add and write its f32 partial tile).
+// the tile shape's relative efficiency, plus one k-step per tile for the
+// epilogue and, with split-K, the serialized turns of the partials. The
+// constants are fitted to kir-bench measurements on the H100.
 struct Estimate {
   double cost = 0;
   int64_t blocks = 0;
@@ -580,13 +594,24 @@ Estimate EstimateTime(const MatmulProblem& problem, int tile_m, int tile_n,
                       int split_k) {
   const bool b_n_major = problem.b_major == OperandMajor::kMN;
   // Relative throughput of a tile shape: a 128x256 tile reads 3 KiB of
-  // shared memory per 64x256x16 wgmma step and its warpgroup, a 128x128
-  // tile the same per half the work, a 128x64 tile (or an N-major B,
+  // shared memory per 64x256x16 wgmma step and its warpgroup, narrower tiles
+  // the same per less work (128x128 measured at 0.92 of 128x256 on
+  // 4096x11008x4096 and 4096x12288x4096); a 128x64 tile (or an N-major B,
   // whose wgmmas are 64 wide) is bound by shared-memory bandwidth.
-  double efficiency = tile_n >= 256 && !b_n_major   ? 1.0
-                      : tile_n >= 128 && !b_n_major ? 0.85
-                                                    : 0.65;
+  double efficiency = b_n_major        ? 0.65
+                      : tile_n >= 256 ? 1.0
+                      : tile_n >= 192 ? 0.97
+                      : tile_n >= 128 ? 0.92
+                                      : 0.65;
   if (tile_m < 128) efficiency *= 0.8;
+  if (RowsOffSector(problem)) {
+    // Loads, not wgmmas, bound such a kernel, the more so the more operand
+    // bytes a tile loads per multiply (128x256: 1.43x measured; 128x128:
+    // about 1.8x, which puts it behind 128x192 and 128x256).
+    const double bytes_per_flop =
+        (1.0 / tile_m + 1.0 / tile_n) / (1.0 / 128 + 1.0 / 256);
+    efficiency /= 1.0 + 0.43 * bytes_per_flop * bytes_per_flop;
+  }
   const double area = double{1.0} * tile_m * tile_n / (128.0 * 256.0);
   const int64_t k_tiles = CeilDiv(problem.k, 64);
   Estimate estimate;
@@ -594,9 +619,12 @@ Estimate EstimateTime(const MatmulProblem& problem, int tile_m, int tile_n,
       CeilDiv(problem.m, tile_m) * CeilDiv(problem.n, tile_n) * split_k;
   estimate.waves = CeilDiv(estimate.blocks, kSmCount);
   const double k_steps = static_cast<double>(CeilDiv(k_tiles, split_k));
-  // One k-step's worth for the epilogue of each tile.
-  estimate.cost = estimate.waves * (k_steps + 1.0) * area / efficiency;
-  if (split_k > 1) estimate.cost += 3.0 * split_k * area;
+  estimate.cost = estimate.waves * (k_steps * area / efficiency + 1.0);
+  // A turn of the serial reduction (wait for the previous split, read, add
+  // and write an f32 tile, release) is latency-bound: about 3 k-steps plus
+  // 2 per 128x256 of tile (fitted to 256x256x65536 with 8 and 16 splits
+  // and 512x1024x32768 with 4 and 8).
+  if (split_k > 1) estimate.cost += split_k * (3.0 + 2.0 * area);
   return estimate;
 }
 
@@ -829,7 +857,7 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
   };
   std::vector<Candidate> candidates;
   const int64_t k_tiles = CeilDiv(std::max<int64_t>(problem.k, 1), 64);
-  for (int tile_n : {256, 128, 64}) {
+  for (int tile_n : {256, 192, 128, 64}) {
     for (int split_k = 1; split_k <= 32; ++split_k) {
       // At least 4 k-steps per split, and no more blocks than two waves.
       if (split_k > 1 && k_tiles / split_k < 4) break;
@@ -851,8 +879,8 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
       CeilDiv(problem.m, 128) * CeilDiv(problem.n, config.tile_n);
   why.push_back(absl::StrFormat(
       "tile 128x%dx64: %d tiles, %d wave(s) of %d SMs; the least modelled "
-      "time (wave count x k-steps / tile efficiency) of 128x256, 128x128 "
-      "and 128x64",
+      "time (wave count x k-steps / tile efficiency) of 128x256, 128x192, "
+      "128x128 and 128x64",
       config.tile_n, tiles, best->estimate.waves, kSmCount));
   if (config.split_k > 1) {
     why.push_back(absl::StrFormat(
@@ -894,13 +922,27 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
                              ? EpilogueBytes(problem, config)
                              : 0;
   config.stages = std::max(1, MaxStages(problem, config));
-  why.push_back(absl::StrFormat(
-      "%d stages: %d bytes per stage%s, as many as fit in %d bytes (at most "
-      "8)",
-      config.stages, StageBytes(config),
-      output > 0 ? absl::StrFormat(" beside %d bytes of output buffers", output)
-                 : "",
-      kSharedMemoryBytes));
+  if (RowsOffSector(problem) && config.stages > 3) {
+    // Measured: with rows off the 32-byte sectors, 3 stages ran 3-6% faster
+    // than 4 (128x192 and 128x256 on 4095x4104x4104, 128x256 with 2 splits
+    // on 3648x480x8632), fewer misaligned loads being in flight at once.
+    config.stages = 3;
+    why.push_back(absl::StrFormat(
+        "3 stages: an operand's rows are 16 bytes off the 32-byte sectors "
+        "(its row stride is not a multiple of 32 bytes), so each TMA box row "
+        "spans one sector more and loads bound the kernel; 3 stages measured "
+        "faster than the %d that fit",
+        MaxStages(problem, config)));
+  } else {
+    why.push_back(absl::StrFormat(
+        "%d stages: %d bytes per stage%s, as many as fit in %d bytes (at "
+        "most 8)",
+        config.stages, StageBytes(config),
+        output > 0
+            ? absl::StrFormat(" beside %d bytes of output buffers", output)
+            : "",
+        kSharedMemoryBytes));
+  }
   why.push_back(
       "cooperative, 2 consumer warpgroups of 64 rows each (ping-pong is not "
       "supported yet)");
