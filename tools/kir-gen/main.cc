@@ -39,7 +39,9 @@ Configuration:
   --tile MxNxK             128x256x64, 128x128x64, 64x256x64, ... (K is 64)
   --stages N               circular-buffer stages (default: as many as fit)
   --pingpong               ping-pong consumers (not supported yet)
-  --cluster MxN            TMA multicast cluster (not supported yet)
+  --cluster MxN            1x1, or 2x1 / 1x2: two CTAs compute vertically /
+                           horizontally adjacent tiles and TMA-multicast the
+                           operand they share (B / A)
   --split-k N              split K over N blocks per tile (grid z)
   --split-k-mode MODE      serial (default); tma-serial, tma-atomic (not
                            supported yet)
