@@ -235,8 +235,7 @@ std::string MatmulWriter::Header() {
   const std::string b_box =
       b_mn_ ? absl::StrCat(tk, ", ", kSpan16) : absl::StrCat(tn, ", ", tk);
   const int out_span = out16_ ? kSpan16 : kSpan32;
-  std::string tiles =
-      absl::StrFormat("cdiv(%%M, %d) * cdiv(%%N, %d)", tm, tn);
+  std::string tiles = absl::StrFormat("cdiv(%%M, %d) * cdiv(%%N, %d)", tm, tn);
   if (share_b_) {
     tiles = absl::StrFormat("cdiv(cdiv(%%M, %d), 2) * cdiv(%%N, %d)", tm, tn);
   } else if (share_a_) {
@@ -343,9 +342,9 @@ void MatmulWriter::LoadOperand(const std::string& name, bool mn_major,
         j == 0 ? origin
                : w_.Index(absl::StrCat(origin.substr(1, 1), "_", j), "add",
                           origin, C(j * kSpan16));
-    w_.Line(absl::StrFormat(
-        "tma.load %s[%s, %s, %s], %s[%%k0, %s], %%bar[%s]%s", buffer, C(j),
-        C(0), C(0), map, at, C(0), shared));
+    w_.Line(
+        absl::StrFormat("tma.load %s[%s, %s, %s], %s[%%k0, %s], %%bar[%s]%s",
+                        buffer, C(j), C(0), C(0), map, at, C(0), shared));
   }
 }
 
@@ -561,46 +560,37 @@ std::string MatmulWriter::Write() {
     w_.Index("row_b", "add", "%row_a", C(8));
   }
   w_.Blank();
-  if (persistent_ && Clustered()) {
-    w_.Line(
-        "// Persistent clusters: cluster c computes pairs of tiles c, c + "
-        "clusters, ...; the pair loop's bounds are the same in both CTAs.");
+  if (persistent_) {
+    // Each block (cluster) walks its tiles (pairs of tiles), whose loop
+    // bounds are then the same in both CTAs of a cluster.
+    const std::string unit = Clustered() ? "pair" : "tile";
+    const std::string first = Clustered() ? "%cluster" : "%cta";
+    const std::string step = Clustered() ? "%num_clusters" : "%num_ctas";
+    w_.Line(Clustered() ? "// Persistent clusters: cluster c computes pairs "
+                          "of tiles c, c + clusters, ..."
+                        : "// Persistent: block b computes tiles b, b + "
+                          "grid, ...");
     w_.Line("%cta = block.id x : index");
     w_.Line("%num_ctas = grid.dim x : index");
-    w_.Index("cluster", "div", "%cta", C(2));
-    w_.Index("num_clusters", "div", "%num_ctas", C(2));
-    w_.Line("%rank = cluster.cta_rank : index");
-    w_.Index("num_pairs", "mul", share_b_ ? "%pairs_m" : "%tiles_m",
-             share_b_ ? "%tiles_n" : "%pairs_n");
-    w_.Open(
-        "for %pair = %cluster to %num_pairs step %num_clusters");
-    Rasterize("%pair");
+    std::string count;
+    if (Clustered()) {
+      w_.Index("cluster", "div", "%cta", C(2));
+      w_.Index("num_clusters", "div", "%num_ctas", C(2));
+      w_.Line("%rank = cluster.cta_rank : index");
+      count = w_.Index("num_pairs", "mul", share_b_ ? "%pairs_m" : "%tiles_m",
+                       share_b_ ? "%tiles_n" : "%pairs_n");
+    } else {
+      count = w_.Index("num_tiles", "mul", "%tiles_m", "%tiles_n");
+    }
+    w_.Open(absl::StrFormat("for %%%s = %s to %s step %s", unit, first, count,
+                            step));
+    Rasterize("%" + unit);
     w_.Line(
         "// k-steps this block ran before this tile: the barrier's "
         "phase count.");
-    w_.Index("pair_off", "sub", "%pair", "%cluster");
-    w_.Index("pair_iter", "div", "%pair_off", "%num_clusters");
-    w_.Index("it_base", "mul", "%pair_iter", "%k_tiles");
-    if (zero_first_) ZeroAccumulator();
-    KLoop(C(0), "%k_tiles", "%it_base");
-    w_.Blank();
-    Epilogue();
-    w_.Close();
-  } else if (persistent_) {
-    w_.Line("// Persistent: block b computes tiles b, b + grid, ...");
-    w_.Line("%cta = block.id x : index");
-    w_.Line("%num_ctas = grid.dim x : index");
-    w_.Index("num_tiles", "mul", "%tiles_m", "%tiles_n");
-    w_.Open(
-        absl::StrFormat("for %%tile = %%cta to %%num_tiles step "
-                        "%%num_ctas"));
-    Rasterize("%tile");
-    w_.Line(
-        "// k-steps this block ran before this tile: the barrier's "
-        "phase count.");
-    w_.Index("tile_off", "sub", "%tile", "%cta");
-    w_.Index("tile_iter", "div", "%tile_off", "%num_ctas");
-    w_.Index("it_base", "mul", "%tile_iter", "%k_tiles");
+    w_.Index(unit + "_off", "sub", "%" + unit, first);
+    w_.Index(unit + "_iter", "div", "%" + unit + "_off", step);
+    w_.Index("it_base", "mul", "%" + unit + "_iter", "%k_tiles");
     if (zero_first_) ZeroAccumulator();
     KLoop(C(0), "%k_tiles", "%it_base");
     w_.Blank();
@@ -652,10 +642,10 @@ std::string MatmulWriter::Write() {
 // tiles): K = 4104 runs 1.43x the time of K = 4112 or 4160, whose rows are
 // sector-aligned; the L2 promotion of the tensor map does not change it.
 bool RowsOffSector(const MatmulProblem& problem) {
-  const int64_t a_row = problem.a_major == OperandMajor::kK ? problem.k
-                                                           : problem.m;
-  const int64_t b_row = problem.b_major == OperandMajor::kK ? problem.k
-                                                           : problem.n;
+  const int64_t a_row =
+      problem.a_major == OperandMajor::kK ? problem.k : problem.m;
+  const int64_t b_row =
+      problem.b_major == OperandMajor::kK ? problem.k : problem.n;
   const int64_t bytes = BytesOf(problem.dtype);
   return (a_row * bytes) % 32 != 0 || (b_row * bytes) % 32 != 0;
 }
@@ -679,7 +669,7 @@ Estimate EstimateTime(const MatmulProblem& problem, int tile_m, int tile_n,
   // the same per less work (128x128 measured at 0.92 of 128x256 on
   // 4096x11008x4096 and 4096x12288x4096); a 128x64 tile (or an N-major B,
   // whose wgmmas are 64 wide) is bound by shared-memory bandwidth.
-  double efficiency = b_n_major        ? 0.65
+  double efficiency = b_n_major       ? 0.65
                       : tile_n >= 256 ? 1.0
                       : tile_n >= 192 ? 0.97
                       : tile_n >= 128 ? 0.92
