@@ -28,8 +28,8 @@ std::vector<gen::MatmulConfig> TuneCandidates(
   };
   add(heuristic);
   // 64-row tiles have one consumer warpgroup: each computes 64 rows.
-  const std::pair<int, int> tiles[] = {{128, 256}, {128, 192}, {128, 128},
-                                       {64, 256},  {128, 64}};
+  const std::pair<int, int> tiles[] = {
+      {128, 256}, {128, 192}, {128, 128}, {64, 256}, {128, 64}};
   // Single changes first: each says what one choice is worth.
   for (const auto& [m, n] : tiles) {
     gen::MatmulConfig config = heuristic;

@@ -49,7 +49,9 @@ Configuration:
                            tiles in turn (default tile 128xmin(N-tile,128),
                            persistent grid, no split-K); the heuristic
                            chooses cooperative
-  --cluster MxN            TMA multicast cluster (not supported yet)
+  --cluster MxN            1x1, or 2x1 / 1x2: two CTAs compute vertically /
+                           horizontally adjacent tiles and TMA-multicast the
+                           operand they share (B / A)
   --split-k N              split K over N blocks per tile (grid z)
   --split-k-mode MODE      serial (default), tma-serial or tma-atomic:
                            serialize-split-k's mode, in the directive's

@@ -239,6 +239,8 @@ class MatmulWriter {
         split_(config.split_k > 1),
         pingpong_(config.pingpong),
         row_blocks_(config.pingpong ? config.tile_m / 64 : 1),
+        share_b_(config.cluster_m == 2),
+        share_a_(config.cluster_n == 2),
         zero_first_(split_ || b_mn_ || pingpong_) {}
 
   // The body; then the header and the constants it uses.
@@ -252,7 +254,7 @@ class MatmulWriter {
   std::string C(int64_t value) { return w_.Const(value); }
   void Rasterize(const std::string& tile);
   void LoadOperand(const std::string& name, bool mn_major, int extent,
-                   const std::string& origin);
+                   const std::string& origin, bool cluster_shared);
   void ZeroAccumulator();
   void KLoop(const std::string& lo, const std::string& hi,
              const std::string& iteration_base);
@@ -268,6 +270,12 @@ class MatmulWriter {
   // computes, each into its own part of the accumulator (else 1: each
   // cooperative warpgroup computes one).
   const int row_blocks_;
+  // A 2x1 cluster's CTAs compute vertically adjacent tiles and share B's
+  // k-slices; a 1x2 cluster's horizontally adjacent tiles share A's. The
+  // tile loop then walks pairs of tiles, the CTA's rank picking its tile of
+  // the pair, so both CTAs of a cluster run the same iterations.
+  const bool share_b_, share_a_;
+  bool Clustered() const { return share_a_ || share_b_; }
   // Whether the accumulator is zeroed by stores before the k loop rather
   // than by the first k-step's wgmmas (`zero_init` under `kt == 0`): a
   // split may have no k-steps; with several wgmmas per k16 step (N-major
@@ -286,11 +294,20 @@ std::string MatmulWriter::Header() {
   const std::string b_box =
       b_mn_ ? absl::StrCat(tk, ", ", kSpan16) : absl::StrCat(tn, ", ", tk);
   const int out_span = out16_ ? kSpan16 : kSpan32;
-  const std::string tiles =
-      absl::StrFormat("cdiv(%%M, %d) * cdiv(%%N, %d)", tm, tn);
+  std::string tiles = absl::StrFormat("cdiv(%%M, %d) * cdiv(%%N, %d)", tm, tn);
+  if (share_b_) {
+    tiles = absl::StrFormat("cdiv(cdiv(%%M, %d), 2) * cdiv(%%N, %d)", tm, tn);
+  } else if (share_a_) {
+    tiles = absl::StrFormat("cdiv(%%M, %d) * cdiv(cdiv(%%N, %d), 2)", tm, tn);
+  }
   std::string grid;
   if (split_) {
     grid = absl::StrFormat("grid(%s, 1, %d)", tiles, c_.split_k);
+  } else if (Clustered() && persistent_) {
+    // Pairs of tiles over clusters of two CTAs: at most one CTA per SM.
+    grid = absl::StrFormat("grid(2 * min(%s, %d))", tiles, kSmCount / 2);
+  } else if (Clustered()) {
+    grid = absl::StrFormat("grid(2 * %s)", tiles);
   } else if (persistent_) {
     grid = absl::StrFormat("grid(min(%s, %d))", tiles, kSmCount);
   } else {
@@ -303,26 +320,41 @@ std::string MatmulWriter::Header() {
       "     %%a_map: tensormap %s[%s] of %%a {swizzle = 128},\n"
       "     %%b_map: tensormap %s[%s] of %%b {swizzle = 128},\n"
       "     %%c_map: tensormap %s[%d, %d] of %%c {swizzle = 128})\n"
-      "    %s block(%d) {\n",
+      "    %s block(%d)%s {\n",
       kKernelName, T(), a_shape, T(), b_shape, Out(), T(), a_box, T(), b_box,
       Out(), tm, out_span, grid,
       // Ping-pong is written for one warpgroup; the pass adds the second.
-      pingpong_ ? 128 : 128 * c_.consumer_warpgroups);
+      pingpong_ ? 128 : 128 * c_.consumer_warpgroups,
+      Clustered() ? " cluster(2)" : "");
 }
 
 // Grouped rasterization: tiles go down groups of `raster_group` tile rows
 // column by column, so the blocks that run together share A and B slices
-// in L2.
-void MatmulWriter::Rasterize(const std::string& tile) {
+// in L2. With a cluster, `unit` numbers pairs of tiles (two tile rows of a
+// column, or two tile columns of a row) and the CTA's rank picks its tile.
+void MatmulWriter::Rasterize(const std::string& unit) {
   const std::string g = C(c_.raster_group);
-  w_.Index("group", "div", tile, "%group_tiles");
+  const std::string rows = share_b_ ? "%pairs_m" : "%tiles_m";
+  w_.Index("group", "div", unit, "%group_tiles");
   w_.Index("first_m", "mul", "%group", g);
-  w_.Index("rows_left", "sub", "%tiles_m", "%first_m");
+  w_.Index("rows_left", "sub", rows, "%first_m");
   w_.Index("group_rows", "min", "%rows_left", g);
-  w_.Index("in_group", "rem", tile, "%group_tiles");
+  w_.Index("in_group", "rem", unit, "%group_tiles");
   w_.Index("tm_in_group", "rem", "%in_group", "%group_rows");
-  w_.Index("tile_m", "add", "%first_m", "%tm_in_group");
-  w_.Index("tile_n", "div", "%in_group", "%group_rows");
+  if (share_b_) {
+    w_.Index("pair_m", "add", "%first_m", "%tm_in_group");
+    w_.Index("pair_row", "mul", "%pair_m", C(2));
+    w_.Index("tile_m", "add", "%pair_row", "%rank");
+    w_.Index("tile_n", "div", "%in_group", "%group_rows");
+  } else if (share_a_) {
+    w_.Index("tile_m", "add", "%first_m", "%tm_in_group");
+    w_.Index("pair_n", "div", "%in_group", "%group_rows");
+    w_.Index("pair_col", "mul", "%pair_n", C(2));
+    w_.Index("tile_n", "add", "%pair_col", "%rank");
+  } else {
+    w_.Index("tile_m", "add", "%first_m", "%tm_in_group");
+    w_.Index("tile_n", "div", "%in_group", "%group_rows");
+  }
   w_.Index("m0", "mul", "%tile_m", C(c_.tile_m));
   w_.Index("n0", "mul", "%tile_n", C(c_.tile_n));
 }
@@ -365,12 +397,16 @@ void MatmulWriter::Wgmmas(int kk, bool zero_init) {
 // The TMA loads of one operand's k-slice: one box, or one per 64-wide chunk
 // of an M/N-major operand (tensor coordinates outermost first: [k, mn]).
 void MatmulWriter::LoadOperand(const std::string& name, bool mn_major,
-                               int extent, const std::string& origin) {
+                               int extent, const std::string& origin,
+                               bool cluster_shared) {
   const std::string map = absl::StrCat("%", name, "_map");
   const std::string buffer = absl::StrCat("%s", name);
+  // The same box in both CTAs of the cluster: circular-buffer issues it once
+  // per cluster, each CTA loading its half into both.
+  const std::string shared = cluster_shared ? " {cluster_shared}" : "";
   if (!mn_major) {
-    w_.Line(absl::StrFormat("tma.load %s[%s, %s], %s[%s, %%k0], %%bar[%s]",
-                            buffer, C(0), C(0), map, origin, C(0)));
+    w_.Line(absl::StrFormat("tma.load %s[%s, %s], %s[%s, %%k0], %%bar[%s]%s",
+                            buffer, C(0), C(0), map, origin, C(0), shared));
     return;
   }
   for (int j = 0; j < extent / kSpan16; ++j) {
@@ -378,8 +414,9 @@ void MatmulWriter::LoadOperand(const std::string& name, bool mn_major,
         j == 0 ? origin
                : w_.Index(absl::StrCat(origin.substr(1, 1), "_", j), "add",
                           origin, C(j * kSpan16));
-    w_.Line(absl::StrFormat("tma.load %s[%s, %s, %s], %s[%%k0, %s], %%bar[%s]",
-                            buffer, C(j), C(0), C(0), map, at, C(0)));
+    w_.Line(
+        absl::StrFormat("tma.load %s[%s, %s, %s], %s[%%k0, %s], %%bar[%s]%s",
+                        buffer, C(j), C(0), C(0), map, at, C(0), shared));
   }
 }
 
@@ -409,8 +446,8 @@ void MatmulWriter::KLoop(const std::string& lo, const std::string& hi,
   w_.Open("if %is_t0");
   w_.Line(absl::StrFormat("mbarrier.arrive_tx %%bar[%s] {bytes = %d}", C(0),
                           StageBytes(c_)));
-  LoadOperand("a", a_mn_, c_.tile_m, "%m0");
-  LoadOperand("b", b_mn_, c_.tile_n, "%n0");
+  LoadOperand("a", a_mn_, c_.tile_m, "%m0", share_a_);
+  LoadOperand("b", b_mn_, c_.tile_n, "%n0", share_b_);
   w_.Close();
   w_.Line(absl::StrFormat("mbarrier.wait %%bar[%s], %%phase", C(0)));
   if (zero_first_) {
@@ -607,7 +644,17 @@ std::string MatmulWriter::Write() {
   w_.Index("tiles_n", "div", "%n_round", C(tn));
   w_.Index("k_round", "add", "%K", C(tk - 1));
   w_.Index("k_tiles", "div", "%k_round", C(tk));
-  w_.Index("group_tiles", "mul", "%tiles_n", C(c_.raster_group));
+  if (share_b_) {
+    w_.Index("tiles_m1", "add", "%tiles_m", C(1));
+    w_.Index("pairs_m", "div", "%tiles_m1", C(2));
+    w_.Index("group_tiles", "mul", "%tiles_n", C(c_.raster_group));
+  } else if (share_a_) {
+    w_.Index("tiles_n1", "add", "%tiles_n", C(1));
+    w_.Index("pairs_n", "div", "%tiles_n1", C(2));
+    w_.Index("group_tiles", "mul", "%pairs_n", C(c_.raster_group));
+  } else {
+    w_.Index("group_tiles", "mul", "%tiles_n", C(c_.raster_group));
+  }
   w_.Blank();
   if (pingpong_) {
     w_.Line(
@@ -636,20 +683,36 @@ std::string MatmulWriter::Write() {
   }
   w_.Blank();
   if (persistent_) {
-    w_.Line("// Persistent: block b computes tiles b, b + grid, ...");
+    // Each block (cluster) walks its tiles (pairs of tiles), whose loop
+    // bounds are then the same in both CTAs of a cluster.
+    const std::string unit = Clustered() ? "pair" : "tile";
+    const std::string first = Clustered() ? "%cluster" : "%cta";
+    const std::string step = Clustered() ? "%num_clusters" : "%num_ctas";
+    w_.Line(Clustered() ? "// Persistent clusters: cluster c computes pairs "
+                          "of tiles c, c + clusters, ..."
+                        : "// Persistent: block b computes tiles b, b + "
+                          "grid, ...");
     w_.Line("%cta = block.id x : index");
     w_.Line("%num_ctas = grid.dim x : index");
-    w_.Index("num_tiles", "mul", "%tiles_m", "%tiles_n");
-    w_.Open(
-        absl::StrFormat("for %%tile = %%cta to %%num_tiles step "
-                        "%%num_ctas"));
-    Rasterize("%tile");
+    std::string count;
+    if (Clustered()) {
+      w_.Index("cluster", "div", "%cta", C(2));
+      w_.Index("num_clusters", "div", "%num_ctas", C(2));
+      w_.Line("%rank = cluster.cta_rank : index");
+      count = w_.Index("num_pairs", "mul", share_b_ ? "%pairs_m" : "%tiles_m",
+                       share_b_ ? "%tiles_n" : "%pairs_n");
+    } else {
+      count = w_.Index("num_tiles", "mul", "%tiles_m", "%tiles_n");
+    }
+    w_.Open(absl::StrFormat("for %%%s = %s to %s step %s", unit, first, count,
+                            step));
+    Rasterize("%" + unit);
     w_.Line(
         "// k-steps this block ran before this tile: the barrier's "
         "phase count.");
-    w_.Index("tile_off", "sub", "%tile", "%cta");
-    w_.Index("tile_iter", "div", "%tile_off", "%num_ctas");
-    w_.Index("it_base", "mul", "%tile_iter", "%k_tiles");
+    w_.Index(unit + "_off", "sub", "%" + unit, first);
+    w_.Index(unit + "_iter", "div", "%" + unit + "_off", step);
+    w_.Index("it_base", "mul", "%" + unit + "_iter", "%k_tiles");
     if (zero_first_) ZeroAccumulator();
     KLoop(C(0), "%k_tiles", "%it_base");
     w_.Blank();
@@ -676,9 +739,17 @@ std::string MatmulWriter::Write() {
     Epilogue();
     w_.Close();
   } else {
-    w_.Line("// One tile per block.");
-    w_.Line("%tile = block.id x : index");
-    Rasterize("%tile");
+    if (Clustered()) {
+      w_.Line("// One pair of tiles per cluster, one tile per block.");
+      w_.Line("%cta = block.id x : index");
+      w_.Index("cluster", "div", "%cta", C(2));
+      w_.Line("%rank = cluster.cta_rank : index");
+      Rasterize("%cluster");
+    } else {
+      w_.Line("// One tile per block.");
+      w_.Line("%tile = block.id x : index");
+      Rasterize("%tile");
+    }
     if (zero_first_) ZeroAccumulator();
     KLoop(C(0), "%k_tiles", "");
     w_.Blank();
@@ -693,10 +764,10 @@ std::string MatmulWriter::Write() {
 // tiles): K = 4104 runs 1.43x the time of K = 4112 or 4160, whose rows are
 // sector-aligned; the L2 promotion of the tensor map does not change it.
 bool RowsOffSector(const MatmulProblem& problem) {
-  const int64_t a_row = problem.a_major == OperandMajor::kK ? problem.k
-                                                           : problem.m;
-  const int64_t b_row = problem.b_major == OperandMajor::kK ? problem.k
-                                                           : problem.n;
+  const int64_t a_row =
+      problem.a_major == OperandMajor::kK ? problem.k : problem.m;
+  const int64_t b_row =
+      problem.b_major == OperandMajor::kK ? problem.k : problem.n;
   const int64_t bytes = BytesOf(problem.dtype);
   return (a_row * bytes) % 32 != 0 || (b_row * bytes) % 32 != 0;
 }
@@ -720,7 +791,7 @@ Estimate EstimateTime(const MatmulProblem& problem, int tile_m, int tile_n,
   // the same per less work (128x128 measured at 0.92 of 128x256 on
   // 4096x11008x4096 and 4096x12288x4096); a 128x64 tile (or an N-major B,
   // whose wgmmas are 64 wide) is bound by shared-memory bandwidth.
-  double efficiency = b_n_major        ? 0.65
+  double efficiency = b_n_major       ? 0.65
                       : tile_n >= 256 ? 1.0
                       : tile_n >= 192 ? 0.97
                       : tile_n >= 128 ? 0.92
@@ -887,15 +958,26 @@ absl::Status ValidateMatmul(const MatmulProblem& problem,
   }
 
   if (config.cluster_m != 1 || config.cluster_n != 1) {
-    if (config.cluster_m < 1 || config.cluster_n < 1) {
+    if (!((config.cluster_m == 2 && config.cluster_n == 1) ||
+          (config.cluster_m == 1 && config.cluster_n == 2))) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "cluster %dx%d: cluster dimensions must be at least 1",
+          "cluster %dx%d: 1x1, 2x1 (two tiles of a tile column share B) or "
+          "1x2 (two tiles of a tile row share A)",
           config.cluster_m, config.cluster_n));
     }
-    return absl::UnimplementedError(absl::StrFormat(
-        "cluster %dx%d: not supported yet (circular-buffer does not "
-        "multicast TMA loads across a cluster); use 1x1",
-        config.cluster_m, config.cluster_n));
+    if (config.split_k > 1) {
+      return absl::UnimplementedError(absl::StrFormat(
+          "cluster %dx%d with split-K: not supported (the splits of a tile "
+          "take turns per tile, and the two CTAs of a cluster would have to "
+          "run the same splits of neighbouring tiles); use 1x1",
+          config.cluster_m, config.cluster_n));
+    }
+    if (config.circular_buffer != "warp_specialized") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "cluster %dx%d with --circular-buffer %s: multicast loads need "
+          "warp_specialized (a producer role that issues every CTA's share)",
+          config.cluster_m, config.cluster_n, config.circular_buffer));
+    }
   }
   if (config.consumer_warpgroups != 1 && config.consumer_warpgroups != 2) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -1074,7 +1156,10 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
       "cooperative, 2 consumer warpgroups of 64 rows each (ping-pong, two "
       "warpgroups taking whole tiles in turn, is available by option: "
       "--pingpong)");
-  why.push_back("cluster 1x1 (TMA multicast is not supported yet)");
+  why.push_back(
+      "cluster 1x1 (--cluster 2x1 or 1x2 pairs neighbouring tiles and "
+      "multicasts the operand they share; not chosen by the heuristic until "
+      "measured)");
   why.push_back(absl::StrFormat(
       "circular buffer warp_specialized: a producer warpgroup issues the "
       "loads; rasterized in groups of %d tile rows so that concurrent "

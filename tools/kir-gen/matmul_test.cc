@@ -140,11 +140,27 @@ TEST(ValidateMatmul, PingPongTakesWholeTilesOfAPersistentGrid) {
   EXPECT_EQ(MaxStages(Problem(4096, 4096, 4096), PingPong()), 5);
 }
 
-TEST(ValidateMatmul, ClustersAreNotSupportedYet) {
-  MatmulConfig cluster = Fitting();
-  cluster.cluster_m = 2;
-  ExpectError(Problem(256, 256, 256), cluster, absl::StatusCode::kUnimplemented,
-              "cluster 2x1: not supported yet");
+TEST(ValidateMatmul, ClustersArePairsWithoutSplitKAndWarpSpecialized) {
+  MatmulConfig square = Fitting();
+  square.cluster_m = 2;
+  square.cluster_n = 2;
+  ExpectError(Problem(256, 256, 256), square,
+              absl::StatusCode::kInvalidArgument, "cluster 2x2: 1x1, 2x1");
+  MatmulConfig split = Fitting();
+  split.cluster_n = 2;
+  split.split_k = 2;
+  split.epilogue = EpilogueMode::kReuseMainloop;
+  ExpectError(Problem(256, 256, 4096), split, absl::StatusCode::kUnimplemented,
+              "cluster 1x2 with split-K");
+  MatmulConfig pipelined = Fitting();
+  pipelined.cluster_m = 2;
+  pipelined.circular_buffer = "pipelined";
+  ExpectError(Problem(256, 256, 256), pipelined,
+              absl::StatusCode::kInvalidArgument,
+              "multicast loads need warp_specialized");
+  MatmulConfig pair = Fitting();
+  pair.cluster_m = 2;
+  EXPECT_TRUE(ValidateMatmul(Problem(256, 256, 256), pair).ok());
 }
 
 TEST(ValidateMatmul, RejectsTilesWgmmaCannotCompute) {
@@ -403,6 +419,21 @@ std::vector<Variant> Variants() {
   wide.config.tile_n = 256;
   wide.config.stages = 4;
   variants.push_back(wide);
+  Variant cluster_b;
+  cluster_b.name = "cluster_2x1_shares_b";
+  cluster_b.problem = Problem(300, 200, 520);
+  cluster_b.config.tile_n = 128;
+  cluster_b.config.cluster_m = 2;
+  cluster_b.config.epilogue = EpilogueMode::kDedicated;
+  variants.push_back(cluster_b);
+  Variant cluster_a;
+  cluster_a.name = "cluster_1x2_shares_a_mn_major";
+  cluster_a.problem =
+      Problem(256, 200, 136, OperandMajor::kMN, OperandMajor::kMN);
+  cluster_a.config.tile_n = 64;
+  cluster_a.config.cluster_n = 2;
+  cluster_a.config.epilogue = EpilogueMode::kReuseMainloop;
+  variants.push_back(cluster_a);
   return variants;
 }
 
