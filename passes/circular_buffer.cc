@@ -1475,11 +1475,15 @@ class Rewriter {
     Value* s = loop->region(0).argument(0);
     init.Create(OpKind::kMbarrierInit, {Ref(full_, {s})},
                 {{"count", Attribute::Int(1)}});
-    // Multicast: every consumer thread of the cluster releases the stage in
-    // every CTA, since every CTA's producer writes into it.
-    init.Create(
-        OpKind::kMbarrierInit, {Ref(empty_, {s})},
-        {{"count", Attribute::Int(plan_.block_threads * plan_.cluster_ctas)}});
+    // Multicast: every CTA's producer writes into the stage, so it is
+    // released in every CTA of the cluster: by C threads of each consumer
+    // warpgroup where only wgmma reads it, else by every consumer thread.
+    elected_release_ = multicast() && OnlyWgmmaReadsStages();
+    const int releasers = elected_release_
+                              ? plan_.block_threads / kWarpgroupThreads
+                              : plan_.block_threads;
+    init.Create(OpKind::kMbarrierInit, {Ref(empty_, {s})},
+                {{"count", Attribute::Int(releasers * plan_.cluster_ctas)}});
     if (order_ != nullptr) {
       for (int group = 0; group < 2; ++group) {
         inside.Create(OpKind::kMbarrierInit, {Ref(order_, {math.Const(group)})},
@@ -1499,10 +1503,24 @@ class Rewriter {
                                       slice->name() + "_row");
       }
       // The other CTAs of the cluster, (rank + j) % C for j = 1..C-1.
-      for (int j = 1; j < plan_.cluster_ctas; ++j) {
+      for (int j = 1; j < plan_.cluster_ctas && !elected_release_; ++j) {
         peers_.push_back(math.Rem(
             math.Add(rank, math.Const(j), absl::StrCat("cb_rank_plus", j)),
             math.Const(plan_.cluster_ctas), absl::StrCat("cb_peer", j)));
+      }
+      if (elected_release_) {
+        // Thread j < C of each warpgroup releases in rank (rank + j) % C;
+        // a warpgroup's threads keep their position in it when the roles
+        // shift thread ids by whole warpgroups.
+        Value* in_group =
+            math.Rem(tid, math.Const(kWarpgroupThreads), "cb_wg_thread");
+        signals_ = builder.Compare(
+            "lt", in_group, math.Const(plan_.cluster_ctas), "cb_signals");
+        signals_own_ =
+            builder.Compare("eq", in_group, math.Const(0), "cb_signals_own");
+        signal_rank_ =
+            math.Rem(math.Add(rank, in_group, "cb_rank_plus_wg_thread"),
+                     math.Const(plan_.cluster_ctas), "cb_signal_rank");
       }
     }
     CountUses();
@@ -1857,8 +1875,6 @@ class Rewriter {
     for (Op* wait : plan_.author_waits) {
       SetOperand(*wait, 0, Ref(full_, {stage}));
       SetOperand(*wait, 1, Use(parity));
-      // Multicast: peers' copies complete the phase too.
-      if (multicast()) wait->SetAttr("scope", Attribute::Enum("cluster"));
       if (first_wait == nullptr) first_wait = wait;
     }
     // Staged accesses take the stage index.
@@ -1894,7 +1910,7 @@ class Rewriter {
       }
       OpBuilder wait = Builder(body, position);
       first_wait = wait.Create(OpKind::kMbarrierWait,
-                               {Ref(full_, {stage}), Use(parity)}, WaitScope());
+                               {Ref(full_, {stage}), Use(parity)});
     }
 
     // The release: after the last staged access (and the wait), with the
@@ -1939,17 +1955,57 @@ class Rewriter {
       release.Create(OpKind::kFenceProxyAsync, {},
                      {{"space", Attribute::Enum("shared_cta")}});
     }
-    release.Create(OpKind::kMbarrierArrive, {Ref(empty_, {stage})});
-    // Multicast: every peer's producer wrote into this stage too, so it is
-    // released in every peer as well.
-    for (Value* peer : peers_) {
-      release.Create(OpKind::kMbarrierArriveRemote,
-                     {Ref(empty_, {stage}), Use(peer)});
+    if (elected_release_) {
+      // Only wgmma reads the stage, and a warpgroup's wgmmas are one
+      // operation: once a thread of the warpgroup has passed the
+      // wgmma.wait, they have read the stage for all 128 threads, so one
+      // release per warpgroup and CTA hands that over (CUTLASS's
+      // PipelineTmaAsync). Thread 0 of the warpgroup releases its own CTA,
+      // threads 1..C-1 the peers (rank + j) % C.
+      Op* signals = release.If(signals_);
+      OpBuilder signal = Builder(signals->region(0), 0);
+      Op* own = signal.If(signals_own_);
+      Builder(own->region(0), 0)
+          .Create(OpKind::kMbarrierArrive, {Ref(empty_, {stage})});
+      Builder(own->region(1), 0)
+          .Create(OpKind::kMbarrierArriveRemote,
+                  {Ref(empty_, {stage}), Use(signal_rank_)});
+    } else {
+      release.Create(OpKind::kMbarrierArrive, {Ref(empty_, {stage})});
+      // Multicast: every peer's producer wrote into this stage too, so it
+      // is released in every peer as well.
+      for (Value* peer : peers_) {
+        release.Create(OpKind::kMbarrierArriveRemote,
+                       {Ref(empty_, {stage}), Use(peer)});
+      }
     }
     CountUses();
   }
 
-  // The scope of the ring waits: cluster where peers complete phases.
+  // Whether the only accesses of the stages in the marked loop, besides
+  // their loads, are wgmmas of whole warpgroups: then a stage's reads are
+  // retired by wgmma.wait for the warpgroup at once. A generic access (or
+  // any other) is each thread's own, and each thread releases it.
+  bool OnlyWgmmaReadsStages() const {
+    if (plan_.block_threads % kWarpgroupThreads != 0) return false;
+    bool wgmma = false;
+    const bool other = AnyNested(marked(), [&](const Op& op) {
+      if (IsStageLoadKind(op.kind())) return false;
+      for (const MemoryEffect& effect : MemoryEffectsOf(op)) {
+        if (plan_.staged_set.count(effect.buffer) == 0) continue;
+        if (op.kind() != OpKind::kWgmma) return true;
+        wgmma = true;
+      }
+      return false;
+    });
+    return wgmma && !other;
+  }
+
+  // The scope of the producer's waits for `empty`: cluster where peers'
+  // consumers release it. Consumers' waits for `full` keep the default
+  // (cta) scope: every byte of a stage, a peer's multicast slice too,
+  // lands in this CTA's shared memory and completes on this CTA's own
+  // barrier, as CUTLASS's consumer wait has it.
   AttrList WaitScope() const {
     if (!multicast()) return {};
     return {{"scope", Attribute::Enum("cluster")}};
@@ -2159,6 +2215,13 @@ class Rewriter {
   std::map<const Value*, Value*> slice_maps_;
   std::map<const Value*, Value*> slice_rows_;
   std::vector<Value*> peers_;  // the ranks of the other CTAs
+  // Multicast, only wgmma reading the stages: a warpgroup's threads j < C
+  // release `empty` (thread 0 in this CTA, the others in rank
+  // `signal_rank_`).
+  bool elected_release_ = false;
+  Value* signals_ = nullptr;
+  Value* signals_own_ = nullptr;
+  Value* signal_rank_ = nullptr;
   // The subtractions that shift thread and warp ids into the consumer
   // role, with the threads or warps of one warpgroup they subtract.
   std::map<const Op*, int> shift_ops_;

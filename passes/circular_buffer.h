@@ -81,12 +81,17 @@
 //     this CTA's slice (rows `cluster.cta_rank * b0 / C` on) from it into
 //     the same rows of the stage with `multicast = 2^C - 1` (each CTA
 //     issues its share, as CUTLASS does, so the issue work is balanced);
-//     `full` expects the whole box; `empty` counts the consumer threads of
-//     the cluster, each releasing the stage in its own CTA and, with
-//     `mbarrier.arrive_remote`, in each peer (ranks `(rank + j) % C`,
-//     computed once before the roles); ring waits take
-//     `scope = cluster`; `cluster.arrive` / `cluster.wait` follow the inits
-//     and precede the invalidation at the end.
+//     `full` expects the whole box; the stage is released in every CTA of
+//     the cluster: where only wgmma accesses the stages, after the
+//     wgmma.wait, by thread j < C of each consumer warpgroup in rank
+//     `(rank + j) % C` (thread 0 locally, the others with
+//     `mbarrier.arrive_remote`), `empty` counting consumer warpgroups x C;
+//     otherwise by every consumer thread in its own CTA and each peer
+//     (ranks `(rank + j) % C`), `empty` counting the consumer threads of
+//     the cluster (ranks computed once before the roles); the producer's
+//     waits for `empty` take `scope = cluster`, the consumers' waits for
+//     `full` the default; `cluster.arrive` / `cluster.wait` follow the
+//     inits and precede the invalidation at the end.
 //   - The marker is removed, so a second run changes nothing.
 // Errors (located): a marked loop with no TMA or bulk load; a load whose
 //   address or guard depends on a value that is not such a pure

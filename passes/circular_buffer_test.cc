@@ -319,7 +319,9 @@ TEST(CircularBufferTest, MulticastsTheSharedLoad) {
 }
 
 // The multicast GEMM example in both producer forms and 1 and 5 stages
-// passes the checkers, each consumer thread releasing a stage in both CTAs.
+// passes the checkers; since only wgmma reads its stages, threads 0 and 1
+// of each of its two consumer warpgroups release a stage, in their own CTA
+// and the peer, and `empty` counts those 2 x 2 arrivals.
 TEST(CircularBufferTest, MulticastGemmPassesTheCheckers) {
   const std::string text = ReadTestdata("examples/multicast_gemm.kir");
   ASSERT_FALSE(text.empty());
@@ -333,6 +335,12 @@ TEST(CircularBufferTest, MulticastGemmPassesTheCheckers) {
       ++releases;
     }
     EXPECT_EQ(releases, 1) << printed;  // the peer's; its own is local
+    EXPECT_NE(printed.find("mbarrier.init %empty[%s] {count = 4}"),
+              std::string::npos)
+        << printed;
+    EXPECT_NE(printed.find("%cb_signals = cmp lt %cb_wg_thread, %c2 : i1"),
+              std::string::npos)
+        << printed;
   }
 }
 
