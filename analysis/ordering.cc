@@ -180,7 +180,17 @@ struct EntryKey {
     return std::make_tuple(op, effect, carried.loop, carried.distance, stage,
                            commit, group_distance);
   }
-  bool operator<(const EntryKey& o) const { return Tie() < o.Tie(); }
+  bool operator<(const EntryKey& o) const {
+    if (op != o.op) return op < o.op;
+    if (effect != o.effect) return effect < o.effect;
+    if (carried.loop != o.carried.loop) return carried.loop < o.carried.loop;
+    if (carried.distance != o.carried.distance) {
+      return carried.distance < o.carried.distance;
+    }
+    if (stage != o.stage) return stage < o.stage;
+    if (commit != o.commit) return commit < o.commit;
+    return group_distance < o.group_distance;
+  }
   bool operator==(const EntryKey& o) const { return Tie() == o.Tie(); }
 };
 
@@ -213,6 +223,7 @@ struct Entry {
   // MemoryEffectsOf(*key.op)[key.effect], kept by the analysis (follows
   // from the key, so it takes no part in comparisons).
   const MemoryEffect* effect = nullptr;
+  bool ring_fill = false;  // IsRingFill(*effect)
   bool operator==(const Entry& o) const {
     return key == o.key && state == o.state;
   }
@@ -351,6 +362,7 @@ class OrderingAnalysis {
   // What the walk asks of one op, derived once.
   struct OpInfo {
     std::vector<MemoryEffect> effects;
+    std::vector<bool> ring_fill;  // IsRingFill of each effect
     SetId executing = kEmptySet;
     bool single_thread = false;
     int elected_warp = -1;
@@ -365,6 +377,9 @@ class OrderingAnalysis {
     if (it != ops_.end()) return it->second;
     OpInfo info;
     info.effects = MemoryEffectsOf(op);
+    for (const MemoryEffect& effect : info.effects) {
+      info.ring_fill.push_back(IsRingFill(effect));
+    }
     info.executing = sets_.Intern(conflicts_.Executing(op));
     info.single_thread = threads_.IsSingleThread(op);
     info.elected_warp = ElectedWarp(op);
@@ -435,9 +450,23 @@ class OrderingAnalysis {
   }
 
   // Sorts entries whose keys changed, joining those that now share a key.
+  // Keys change in their carried loop and stage only, so each access's
+  // entries stay together and are sorted among themselves.
   void Normalize(State& state) {
-    std::sort(state.begin(), state.end(),
-              [](const Entry& a, const Entry& b) { return a.key < b.key; });
+    for (size_t begin = 0; begin < state.size();) {
+      size_t end = begin + 1;
+      while (end < state.size() && state[end].key.op == state[begin].key.op &&
+             state[end].key.effect == state[begin].key.effect) {
+        ++end;
+      }
+      // Insertion sort: a few entries per access.
+      for (size_t i = begin + 1; i < end; ++i) {
+        for (size_t j = i; j > begin && state[j].key < state[j - 1].key; --j) {
+          std::swap(state[j], state[j - 1]);
+        }
+      }
+      begin = end;
+    }
     size_t kept = 0;
     for (size_t i = 0; i < state.size(); ++i) {
       if (kept > 0 && state[kept - 1].key == state[i].key) {
@@ -470,6 +499,11 @@ class OrderingAnalysis {
         State then_state = state;
         if (op.num_regions() > 0) VisitRegion(op.region(0), then_state);
         if (op.num_regions() > 1) VisitRegion(op.region(1), state);
+        if (!ConditionDecidesSides(op)) {
+          // Takes() would answer -1 for every access: the plain join.
+          state = Join(then_state, state);
+          return;
+        }
         state = JoinPaths(
             std::move(then_state), std::move(state),
             [&](const EntryState& e) { return Takes(op, e.threads); });
@@ -541,6 +575,20 @@ class OrderingAnalysis {
 
   static constexpr int kByElection = 2;
 
+  // Whether Takes() can say a side for some threads: the condition has
+  // per-thread values, or is an election.
+  bool ConditionDecidesSides(const Op& if_op) {
+    if (if_op.num_operands() == 0) return false;
+    auto [it, inserted] = decides_sides_.try_emplace(&if_op, false);
+    if (inserted) {
+      const Value* condition = if_op.operand_value(0);
+      it->second = threads_.PerThreadValues(condition) != nullptr ||
+                   (condition->kind() == Value::Kind::kResult &&
+                    condition->defining_op()->kind() == OpKind::kElectSync);
+    }
+    return it->second;
+  }
+
   // Takes() as far as the condition's per-thread values decide it; or
   // kByElection for an elect.sync condition.
   int TakesByValues(const Op& if_op, SetId threads_id) {
@@ -572,12 +620,23 @@ class OrderingAnalysis {
   // only what other threads know (ordered, released) is intersected.
   template <typename SideOf>
   State JoinPaths(State a, State b, SideOf&& side_of) {
+    // Entries of one access (adjacent) share their threads: the side is
+    // asked once per run of them.
+    SetId last_threads = -1;
+    int last_side = -1;
+    auto side = [&](const EntryState& entry) {
+      if (entry.threads != last_threads) {
+        last_threads = entry.threads;
+        last_side = side_of(entry);
+      }
+      return last_side;
+    };
     auto fold = [&](State& skipped, State& taken, int taken_side) {
       size_t kept = 0;
       for (size_t s = 0; s < skipped.size(); ++s) {
         const Entry& entry = skipped[s];
         bool merged = false;
-        if (side_of(entry.state) == taken_side) {
+        if (side(entry.state) == taken_side) {
           // The taken side's entries of the same access (and carried
           // loop) are adjacent: the key sorts by those first.
           auto it =
@@ -937,17 +996,16 @@ class OrderingAnalysis {
     const SetId executing = info.executing;
     const Op* role = info.role;
     const bool one_lane = OneLaneOf(op, executing);
-    if (proxy_) FindUnfenced(op, effects, executing, one_lane, state);
+    if (proxy_) FindUnfenced(op, info, executing, one_lane, state);
     for (int i = 0; i < static_cast<int>(effects.size()) && !proxy_; ++i) {
       const MemoryEffect& effect = effects[i];
-      if (!IsBlockMemory(effect)) continue;
+      if (!IsBlockMemory(effect) || info.ring_fill[i]) continue;
       for (const Entry& e : state) {
         const EntryKey& key = e.key;
         const MemoryEffect& earlier = *e.effect;
-        if (earlier.space != effect.space) continue;
+        if (earlier.space != effect.space || e.ring_fill) continue;
         if (!NeedsOrdering(earlier, effect)) continue;
         if (key.op == &op && !key.is_carried()) continue;
-        if (IsRingFill(earlier) || IsRingFill(effect)) continue;
         const Op* earlier_role = Info(*key.op).role;
         if (role != nullptr && earlier_role != nullptr &&
             role != earlier_role && earlier.buffer == effect.buffer) {
@@ -980,6 +1038,7 @@ class OrderingAnalysis {
       entry.key.op = &op;
       entry.key.effect = i;
       entry.effect = &effect;
+      entry.ring_fill = info.ring_fill[i];
       entry.state.threads = executing;
       if (const int warp = info.elected_warp; warp >= 0) {
         elected_.emplace(executing, warp);
@@ -1012,8 +1071,9 @@ class OrderingAnalysis {
   // The proxy rule at `op`: every edge from a tracked generic access (or an
   // mbarrier init) to an async access (or a use of the mbarrier) of `op`
   // whose threads are ordered after it but not fenced in the model.
-  void FindUnfenced(const Op& op, const std::vector<MemoryEffect>& effects,
-                    SetId executing, bool one_lane, const State& state) {
+  void FindUnfenced(const Op& op, const OpInfo& info, SetId executing,
+                    bool one_lane, const State& state) {
+    const std::vector<MemoryEffect>& effects = info.effects;
     const OpFacts& facts = FactsOf(op.kind());
     const bool completes_on_mbarrier =
         facts.completion == Completion::kMbarrier;
@@ -1033,7 +1093,7 @@ class OrderingAnalysis {
         const MemoryEffect& earlier = *e.effect;
         // The ring fences its own generic accesses before its release; an
         // allocation sharing its bytes is fenced like any other.
-        if (async_data && IsRingFill(later) && earlier.buffer == later.buffer) {
+        if (async_data && info.ring_fill[i] && earlier.buffer == later.buffer) {
           continue;
         }
         FenceNeed need = FenceNeed::kSharedProxy;
@@ -1176,6 +1236,7 @@ class OrderingAnalysis {
   absl::node_hash_map<const Op*, OpInfo> ops_;
   absl::flat_hash_map<const Op*, SetId> role_members_;
   absl::flat_hash_map<std::pair<const Op*, SetId>, int> takes_;
+  absl::flat_hash_map<const Op*, bool> decides_sides_;
   absl::flat_hash_map<std::pair<SetId, const Op*>, SetId> drop_iteration_keys_;
   absl::flat_hash_map<OverlapKey, bool> overlaps_;
   // The state at the top of each loop's body at its last fixed point in
