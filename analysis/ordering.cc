@@ -2,6 +2,7 @@
 #include "analysis/ordering.h"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -278,6 +279,9 @@ const Op* InnermostLoop(const Op* op) {
   return nullptr;
 }
 
+// OrderingDataflowWork().
+std::atomic<int64_t> dataflow_work{0};
+
 class OrderingAnalysis {
  public:
   OrderingAnalysis(const Kernel& kernel, const SyncAnalysisOptions& options,
@@ -490,6 +494,7 @@ class OrderingAnalysis {
   }
 
   void VisitOp(const Op& op, State& state) {
+    dataflow_work += static_cast<int64_t>(state.size()) + 1;
     if (!options_.ignored.empty() && options_.ignored.count(&op)) return;
     switch (op.kind()) {
       case OpKind::kFor:
@@ -1307,6 +1312,8 @@ std::vector<UnfencedPair> FindUnfencedPairs(
             });
   return pairs;
 }
+
+int64_t OrderingDataflowWork() { return dataflow_work.load(); }
 
 std::string DescribeAccess(const Op& op, int effect) {
   std::vector<MemoryEffect> effects = MemoryEffectsOf(op);
