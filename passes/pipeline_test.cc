@@ -335,11 +335,22 @@ TEST(RunPipelineTest, PrintIrAfterNamedPassOnly) {
   EXPECT_EQ(report.find("// *** IR after dce ***\nkernel @k"), 0u) << report;
 }
 
-}  // namespace
-}  // namespace kir
-
-namespace kir {
-namespace {
+// The ordering dataflow's work for the default pipeline (with --stats) on
+// `text`.
+int64_t DefaultPipelineWork(const std::string& text) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return 0;
+  absl::StatusOr<Pipeline> pipeline = ParsePipeline("default");
+  EXPECT_TRUE(pipeline.ok()) << pipeline.status();
+  PipelineRunOptions options;
+  options.write_reproducer = false;
+  options.statistics = true;
+  std::ostringstream log;
+  const int64_t before = OrderingDataflowWork();
+  EXPECT_TRUE(RunPipeline(**module, *pipeline, options, log).ok()) << log.str();
+  return OrderingDataflowWork() - before;
+}
 
 // The ordering dataflow's work for the default pipeline on the ping-pong
 // GEMM example (with --stats, which counts every pair): insert-syncs and
@@ -356,18 +367,7 @@ TEST(RunPipelineTest, DefaultPipelineOrderingWorkIsBounded) {
                      "/examples/pingpong_gemm.kir");
   std::stringstream text;
   text << file.rdbuf();
-  absl::StatusOr<std::unique_ptr<Module>> module =
-      ParseModuleString(text.str());
-  ASSERT_TRUE(module.ok()) << module.status();
-  absl::StatusOr<Pipeline> pipeline = ParsePipeline("default");
-  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
-  PipelineRunOptions options;
-  options.write_reproducer = false;
-  options.statistics = true;
-  std::ostringstream log;
-  const int64_t before = OrderingDataflowWork();
-  ASSERT_TRUE(RunPipeline(**module, *pipeline, options, log).ok()) << log.str();
-  const int64_t work = OrderingDataflowWork() - before;
+  const int64_t work = DefaultPipelineWork(text.str());
   EXPECT_GT(work, 0);
   EXPECT_LT(work, kPingpongWorkBound) << "ordering dataflow work " << work;
 }
@@ -394,21 +394,6 @@ std::string LoopNest(int depth) {
       "store %acc[%c0], %v\n";
   for (int d = 0; d < depth; ++d) text += "}\n";
   return text + "}\n";
-}
-
-int64_t DefaultPipelineWork(const std::string& text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
-  EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return 0;
-  absl::StatusOr<Pipeline> pipeline = ParsePipeline("default");
-  EXPECT_TRUE(pipeline.ok()) << pipeline.status();
-  PipelineRunOptions options;
-  options.write_reproducer = false;
-  options.statistics = true;
-  std::ostringstream log;
-  const int64_t before = OrderingDataflowWork();
-  EXPECT_TRUE(RunPipeline(**module, *pipeline, options, log).ok()) << log.str();
-  return OrderingDataflowWork() - before;
 }
 
 // The dataflow's work on a loop nest grows polynomially with its depth (a
