@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/static_values.h"
@@ -262,6 +264,25 @@ struct ConflictAnalysis::Impl {
                   absl::Span<const CarriedLoop> carried,
                   ThreadPairs pairs) const;
 
+  // The threads of one side of a pair grouped by their per-thread parts in
+  // the compared dimensions (`parts`, one per dimension, null for 0):
+  // MayOverlap compares groups, not threads. The grouping of one access's
+  // threads recurs across its pairs, so it is kept.
+  struct ThreadGroup {
+    int first = -1;
+    int count = 0;
+  };
+  struct ThreadGroups {
+    // Sorted by the parts' values.
+    std::vector<std::pair<std::vector<int64_t>, ThreadGroup>> groups;
+    // The dimension (index into the parts) whose values tell the groups
+    // apart best, and the groups in the order of their value there.
+    int window = 0;
+    std::vector<int> by_window;
+  };
+  const ThreadGroups& GroupsOf(const std::vector<const Vec*>& parts,
+                               const ThreadBits& among) const;
+
   const Kernel& kernel;
   const ThreadAnalysis& threads;
   int num_threads = 1024;
@@ -269,7 +290,64 @@ struct ConflictAnalysis::Impl {
   // Node-based: Decompose hands out references that must survive inserts.
   mutable std::unordered_map<const Value*, Affine> affine_cache;
   mutable Counters counters;
+  struct GroupsKey {
+    std::vector<const Vec*> parts;  // owned by affine_cache, never erased
+    ThreadBits among;
+    bool operator==(const GroupsKey& other) const {
+      return parts == other.parts && among == other.among;
+    }
+    template <typename H>
+    friend H AbslHashValue(H hash, const GroupsKey& key) {
+      return H::combine(std::move(hash), key.parts,
+                        std::hash<ThreadBits>()(key.among));
+    }
+  };
+  // ElectedWarp of each access asked about (the passes that keep this
+  // analysis add only synchronization, which accesses nothing).
+  mutable absl::flat_hash_map<const Op*, int> elected_warps;
+  // Node-based: GroupsOf hands out references that must survive inserts.
+  mutable absl::node_hash_map<GroupsKey, ThreadGroups> groups_cache;
 };
+
+const ConflictAnalysis::Impl::ThreadGroups& ConflictAnalysis::Impl::GroupsOf(
+    const std::vector<const Vec*>& parts, const ThreadBits& among) const {
+  GroupsKey key{parts, among};
+  auto it = groups_cache.find(key);
+  if (it != groups_cache.end()) return it->second;
+  std::map<std::vector<int64_t>, ThreadGroup> groups;
+  std::vector<int64_t> values(parts.size());
+  for (int t = 0; t < num_threads; ++t) {
+    if (!among[t]) continue;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const Vec* part = parts[i];
+      values[i] = part && t < static_cast<int>(part->size()) ? (*part)[t] : 0;
+    }
+    ThreadGroup& group = groups[values];
+    if (group.first < 0) group.first = t;
+    ++group.count;
+  }
+  ThreadGroups out;
+  out.groups.assign(groups.begin(), groups.end());
+  size_t most_distinct = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::set<int64_t> distinct;
+    for (const auto& group : out.groups) distinct.insert(group.first[i]);
+    if (distinct.size() > most_distinct) {
+      most_distinct = distinct.size();
+      out.window = static_cast<int>(i);
+    }
+  }
+  out.by_window.resize(out.groups.size());
+  std::iota(out.by_window.begin(), out.by_window.end(), 0);
+  if (!parts.empty()) {
+    std::stable_sort(out.by_window.begin(), out.by_window.end(),
+                     [&](int x, int y) {
+                       return out.groups[x].first[out.window] <
+                              out.groups[y].first[out.window];
+                     });
+  }
+  return groups_cache.emplace(std::move(key), std::move(out)).first->second;
+}
 
 const Vec* ConflictAnalysis::Impl::BoundedValues(const Value* value) const {
   const Vec* values = threads.PerThreadValues(value);
@@ -552,11 +630,14 @@ std::optional<int64_t> ConflictAnalysis::Impl::TripCount(const Op& loop) const {
 }
 
 int ConflictAnalysis::Impl::ElectedWarp(const Op& op) const {
+  auto [it, inserted] = elected_warps.try_emplace(&op, -1);
+  if (!inserted) return it->second;
   if (!threads.IsSingleThread(op)) return -1;
   const ThreadSet& set = threads.ExecutingThreads(op);
   if (!set.known() || set.Count() <= 1) return -1;
   std::vector<int> warps = set.Warps();
-  return warps.size() == 1 ? warps[0] : -1;
+  it->second = warps.size() == 1 ? warps[0] : -1;
+  return it->second;
 }
 
 std::optional<RemainderForm> ConflictAnalysis::Impl::FormOf(
@@ -999,11 +1080,6 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     if (dims[d].known) known.push_back(d);
   }
   ++counters.per_dimension;
-  // Threads grouped by their per-thread parts in the known dimensions.
-  struct Group {
-    int first = -1;
-    int count = 0;
-  };
   auto key_of = [&](int t, bool side_a) {
     std::vector<int64_t> key;
     for (int d : known) {
@@ -1013,19 +1089,14 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     }
     return key;
   };
-  std::map<std::vector<int64_t>, Group> groups_a, groups_b;
-  for (int t = 0; t < num_threads; ++t) {
-    if (ta[t]) {
-      Group& g = groups_a[key_of(t, true)];
-      if (g.first < 0) g.first = t;
-      ++g.count;
-    }
-    if (tb[t]) {
-      Group& g = groups_b[key_of(t, false)];
-      if (g.first < 0) g.first = t;
-      ++g.count;
-    }
+  // Threads grouped by their per-thread parts in the known dimensions.
+  std::vector<const Vec*> parts_a, parts_b;
+  for (int d : known) {
+    parts_a.push_back(dims[d].part_a);
+    parts_b.push_back(dims[d].part_b);
   }
+  const ThreadGroups& groups_a = GroupsOf(parts_a, ta);
+  const ThreadGroups& groups_b = GroupsOf(parts_b, tb);
 
   for (int64_t k : distances) {
     // Candidate offsets for each known dimension.
@@ -1061,37 +1132,44 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       }
       continue;
     }
-    auto check = [&](const std::vector<int64_t>& key_a, const Group& group_a,
-                     const std::vector<int64_t>& key_b, const Group& group_b) {
-      if (distinct && group_a.count == 1 && group_b.count == 1 &&
-          group_a.first == group_b.first) {
-        return false;
-      }
-      return overlaps(key_a, key_b);
-    };
+    auto check =
+        [&](const std::vector<int64_t>& key_a, const ThreadGroup& group_a,
+            const std::vector<int64_t>& key_b, const ThreadGroup& group_b) {
+          if (distinct && group_a.count == 1 && group_b.count == 1 &&
+              group_a.first == group_b.first) {
+            return false;
+          }
+          return overlaps(key_a, key_b);
+        };
     if (known.empty()) {
-      for (const auto& [key_a, group_a] : groups_a) {
-        for (const auto& [key_b, group_b] : groups_b) {
+      for (const auto& [key_a, group_a] : groups_a.groups) {
+        for (const auto& [key_b, group_b] : groups_b.groups) {
           if (check(key_a, group_a, key_b, group_b)) return true;
         }
       }
       continue;
     }
-    // The groups of `b` are ordered by their first known dimension: for
-    // each group of `a`, only those whose part there falls in the window
-    // that dimension allows can overlap (linear in the groups, not
-    // quadratic, for one-element accesses by every thread).
-    const DimensionDifference& first_dim = dims[known[0]];
-    for (const auto& [key_a, group_a] : groups_a) {
-      for (int64_t o : offsets[0]) {
+    // The groups of `b` are ordered by the known dimension that tells
+    // them apart best: for each group of `a`, only those whose part there
+    // falls in the window that dimension allows can overlap (linear in the
+    // groups, not quadratic, for one-element accesses by every thread,
+    // whichever dimension the threads' parts are in).
+    const int w = groups_b.window;
+    const DimensionDifference& window_dim = dims[known[w]];
+    auto value_at = [&](int index) { return groups_b.groups[index].first[w]; };
+    for (const auto& [key_a, group_a] : groups_a.groups) {
+      for (int64_t o : offsets[w]) {
         // key_b - key_a + o + residual in (-extent_b, extent_a).
         const int64_t lo =
-            key_a[0] - o - first_dim.residual_hi - first_dim.extent_b + 1;
+            key_a[w] - o - window_dim.residual_hi - window_dim.extent_b + 1;
         const int64_t hi =
-            key_a[0] - o - first_dim.residual_lo + first_dim.extent_a - 1;
-        for (auto it = groups_b.lower_bound(std::vector<int64_t>{lo});
-             it != groups_b.end() && it->first[0] <= hi; ++it) {
-          if (check(key_a, group_a, it->first, it->second)) return true;
+            key_a[w] - o - window_dim.residual_lo + window_dim.extent_a - 1;
+        auto it = std::lower_bound(
+            groups_b.by_window.begin(), groups_b.by_window.end(), lo,
+            [&](int index, int64_t value) { return value_at(index) < value; });
+        for (; it != groups_b.by_window.end() && value_at(*it) <= hi; ++it) {
+          const auto& [key_b, group_b] = groups_b.groups[*it];
+          if (check(key_a, group_a, key_b, group_b)) return true;
         }
       }
     }

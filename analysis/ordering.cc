@@ -2,6 +2,8 @@
 #include "analysis/ordering.h"
 
 #include <algorithm>
+#include <atomic>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -9,8 +11,10 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 #include "analysis/static_values.h"
 #include "ir/check.h"
 #include "ir/diagnostics.h"
@@ -33,9 +37,119 @@ struct SyncKey {
     return std::tie(kind, buffer, indices, id) <
            std::tie(o.kind, o.buffer, o.indices, o.id);
   }
-  bool operator==(const SyncKey& o) const {
-    return !(*this < o) && !(o < *this);
+};
+
+// The states below hold thread sets and sets of sync keys by number: a
+// state then copies, compares and joins as a flat array, and the few
+// distinct sets of a kernel are combined once each. Number 0 is the empty
+// set in both tables.
+using SetId = int32_t;
+constexpr SetId kEmptySet = 0;
+
+uint64_t PairKey(SetId a, SetId b) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) |
+         static_cast<uint32_t>(b);
+}
+
+class ThreadSetTable {
+ public:
+  ThreadSetTable() { Intern(ThreadBits()); }
+
+  SetId Intern(const ThreadBits& bits) {
+    auto [it, inserted] =
+        ids_.try_emplace(bits, static_cast<SetId>(sets_.size()));
+    if (inserted) sets_.push_back(bits);
+    return it->second;
   }
+  const ThreadBits& Bits(SetId id) const { return sets_[id]; }
+
+  SetId Or(SetId a, SetId b) {
+    if (a == b || b == kEmptySet) return a;
+    if (a == kEmptySet) return b;
+    return Memo(or_, a, b, [&] { return Bits(a) | Bits(b); });
+  }
+  SetId And(SetId a, SetId b) {
+    if (a == b) return a;
+    if (a == kEmptySet || b == kEmptySet) return kEmptySet;
+    return Memo(and_, a, b, [&] { return Bits(a) & Bits(b); });
+  }
+  // a & ~b.
+  SetId Minus(SetId a, SetId b) {
+    if (a == b || a == kEmptySet) return kEmptySet;
+    if (b == kEmptySet) return a;
+    return Memo(minus_, a, b, [&] { return Bits(a) & ~Bits(b); });
+  }
+  bool Subset(SetId a, SetId b) { return Minus(a, b) == kEmptySet; }
+
+ private:
+  template <typename Fn>
+  SetId Memo(absl::flat_hash_map<uint64_t, SetId>& memo, SetId a, SetId b,
+             Fn&& compute) {
+    auto it = memo.find(PairKey(a, b));
+    if (it != memo.end()) return it->second;
+    const SetId id = Intern(compute());
+    memo.emplace(PairKey(a, b), id);
+    return id;
+  }
+
+  std::deque<ThreadBits> sets_;  // references stay valid as it grows
+  absl::flat_hash_map<ThreadBits, SetId, std::hash<ThreadBits>> ids_;
+  absl::flat_hash_map<uint64_t, SetId> or_, and_, minus_;
+};
+
+class SyncKeySetTable {
+ public:
+  SyncKeySetTable() { Intern({}); }
+
+  int KeyId(const SyncKey& key) {
+    auto [it, inserted] =
+        key_ids_.try_emplace(key, static_cast<int>(keys_.size()));
+    if (inserted) keys_.push_back(key);
+    return it->second;
+  }
+  const SyncKey& Key(int id) const { return keys_[id]; }
+  // The key numbers of a set, ascending.
+  const std::vector<int>& Keys(SetId set) const { return sets_[set]; }
+
+  SetId Intern(std::vector<int> sorted_keys) {
+    auto [it, inserted] =
+        set_ids_.try_emplace(sorted_keys, static_cast<SetId>(sets_.size()));
+    if (inserted) sets_.push_back(std::move(sorted_keys));
+    return it->second;
+  }
+  bool Contains(SetId set, int key) const {
+    const std::vector<int>& keys = sets_[set];
+    return std::binary_search(keys.begin(), keys.end(), key);
+  }
+  SetId Insert(SetId set, int key) {
+    auto it = insert_.find(PairKey(set, key));
+    if (it != insert_.end()) return it->second;
+    std::vector<int> keys = sets_[set];
+    auto at = std::lower_bound(keys.begin(), keys.end(), key);
+    if (at == keys.end() || *at != key) keys.insert(at, key);
+    const SetId id = Intern(std::move(keys));
+    insert_.emplace(PairKey(set, key), id);
+    return id;
+  }
+  SetId Intersect(SetId a, SetId b) {
+    if (a == b) return a;
+    if (a == kEmptySet || b == kEmptySet) return kEmptySet;
+    auto it = intersect_.find(PairKey(a, b));
+    if (it != intersect_.end()) return it->second;
+    std::vector<int> common;
+    std::set_intersection(sets_[a].begin(), sets_[a].end(), sets_[b].begin(),
+                          sets_[b].end(), std::back_inserter(common));
+    const SetId id = Intern(std::move(common));
+    intersect_.emplace(PairKey(a, b), id);
+    return id;
+  }
+
+ private:
+  std::vector<SyncKey> keys_;
+  std::map<SyncKey, int> key_ids_;
+  std::deque<std::vector<int>> sets_;
+  std::map<std::vector<int>, SetId> set_ids_;
+  absl::flat_hash_map<uint64_t, SetId> insert_, intersect_;
 };
 
 enum class Stage {
@@ -48,34 +162,53 @@ enum class Stage {
 struct EntryKey {
   const Op* op = nullptr;
   int effect = 0;
-  // The outermost loop the access was carried around (at most one).
-  std::vector<CarriedLoop> carried;
+  // The outermost loop the access was carried around (none: a null loop).
+  CarriedLoop carried{nullptr, 0};
   Stage stage = Stage::kComplete;
   const Op* commit = nullptr;
   int group_distance = 0;
+
+  bool is_carried() const { return carried.loop != nullptr; }
+  absl::Span<const CarriedLoop> carried_loops() const {
+    return is_carried() ? absl::Span<const CarriedLoop>(&carried, 1)
+                        : absl::Span<const CarriedLoop>();
+  }
+  // The access and the loop it was carried around, whatever its stage.
+  auto Access() const {
+    return std::make_tuple(op, effect, carried.loop, carried.distance);
+  }
+  auto Tie() const {
+    return std::make_tuple(op, effect, carried.loop, carried.distance, stage,
+                           commit, group_distance);
+  }
   bool operator<(const EntryKey& o) const {
-    return std::tie(op, effect, carried, stage, commit, group_distance) <
-           std::tie(o.op, o.effect, o.carried, o.stage, o.commit,
-                    o.group_distance);
+    if (op != o.op) return op < o.op;
+    if (effect != o.effect) return effect < o.effect;
+    if (carried.loop != o.carried.loop) return carried.loop < o.carried.loop;
+    if (carried.distance != o.carried.distance) {
+      return carried.distance < o.carried.distance;
+    }
+    if (stage != o.stage) return stage < o.stage;
+    if (commit != o.commit) return commit < o.commit;
+    return group_distance < o.group_distance;
   }
-  bool operator==(const EntryKey& o) const {
-    return !(*this < o) && !(o < *this);
-  }
+  bool operator==(const EntryKey& o) const { return Tie() == o.Tie(); }
 };
 
 struct EntryState {
-  ThreadBits threads;   // ran the access
-  ThreadBits observed;  // know it complete (issuers, or mbarrier waiters)
-  ThreadBits ordered;   // later accesses by these threads are ordered
-  std::set<SyncKey> released;
+  SetId threads = kEmptySet;  // ran the access
+  SetId observed =
+      kEmptySet;              // know it complete (issuers, or mbarrier waiters)
+  SetId ordered = kEmptySet;  // later accesses by these threads are ordered
+  SetId released = kEmptySet;  // sync keys
   // The proxy rule (tracked only when a placement model is asked for):
-  ThreadBits fenced;  // threads of the access that fenced after it
+  SetId fenced = kEmptySet;  // threads of the access that fenced after it
   // Threads whose later async accesses are fenced after it in the model.
-  ThreadBits proxy_ordered;
+  SetId proxy_ordered = kEmptySet;
   // Warps whose elected lane fenced after being ordered after it (issuer
   // model): counts for that lane's later elected accesses only.
-  ThreadBits elected_proxy_ordered;
-  std::set<SyncKey> proxy_released;  // released with every thread fenced
+  SetId elected_proxy_ordered = kEmptySet;
+  SetId proxy_released = kEmptySet;  // released with every thread fenced
   bool operator==(const EntryState& o) const {
     return threads == o.threads && observed == o.observed &&
            ordered == o.ordered && released == o.released &&
@@ -85,13 +218,20 @@ struct EntryState {
   }
 };
 
-std::set<SyncKey> Intersect(const std::set<SyncKey>& a,
-                            const std::set<SyncKey>& b) {
-  std::set<SyncKey> common;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(),
-                        std::inserter(common, common.begin()));
-  return common;
-}
+struct Entry {
+  EntryKey key;
+  EntryState state;
+  // MemoryEffectsOf(*key.op)[key.effect], kept by the analysis (follows
+  // from the key, so it takes no part in comparisons).
+  const MemoryEffect* effect = nullptr;
+  bool ring_fill = false;  // IsRingFill(*effect)
+  bool operator==(const Entry& o) const {
+    return key == o.key && state == o.state;
+  }
+};
+
+// The pending accesses, sorted by key, one entry per key.
+using State = std::vector<Entry>;
 
 bool IsMbarrier(const MemoryEffect& effect) {
   return effect.buffer != nullptr && effect.buffer->type().is_buffer() &&
@@ -131,33 +271,6 @@ bool IsGlobalAcquire(const MemoryEffect& effect) {
           effect.order == MemoryOrder::kAcqRel);
 }
 
-using State = std::map<EntryKey, EntryState>;
-
-void JoinInto(State& into, const EntryKey& key, const EntryState& entry) {
-  auto [it, inserted] = into.emplace(key, entry);
-  if (inserted) return;
-  EntryState& existing = it->second;
-  existing.threads |= entry.threads;
-  existing.observed &= entry.observed;
-  existing.ordered &= entry.ordered;
-  existing.released = Intersect(existing.released, entry.released);
-  existing.fenced &= entry.fenced;
-  existing.proxy_ordered &= entry.proxy_ordered;
-  existing.elected_proxy_ordered &= entry.elected_proxy_ordered;
-  existing.proxy_released =
-      Intersect(existing.proxy_released, entry.proxy_released);
-}
-
-State Join(const State& a, const State& b) {
-  State out = a;
-  for (const auto& [key, entry] : b) JoinInto(out, key, entry);
-  return out;
-}
-
-bool Subset(const ThreadBits& a, const ThreadBits& b) {
-  return (a & ~b).none();
-}
-
 const Op* InnermostLoop(const Op* op) {
   for (const Op* parent = op != nullptr ? op->parent_op() : nullptr;
        parent != nullptr; parent = parent->parent_op()) {
@@ -165,6 +278,9 @@ const Op* InnermostLoop(const Op* op) {
   }
   return nullptr;
 }
+
+// OrderingDataflowWork().
+std::atomic<int64_t> dataflow_work{0};
 
 class OrderingAnalysis {
  public:
@@ -190,7 +306,9 @@ class OrderingAnalysis {
         committed_kinds_.insert(*FactsOf(op.kind()).group);
       }
     });
-    for (int t = 0; t < conflicts_.num_threads(); ++t) all_.set(t);
+    ThreadBits all;
+    for (int t = 0; t < conflicts_.num_threads(); ++t) all.set(t);
+    all_ = sets_.Intern(all);
   }
 
   std::vector<UnorderedPair> Run() {
@@ -240,12 +358,46 @@ class OrderingAnalysis {
   bool found_same_iteration() const { return found_same_iteration_; }
   std::set<UnorderedPair>& pairs() { return pairs_; }
   std::set<UnfencedPair>& unfenced() { return unfenced_; }
-  void Forget(const Op& op) { effects_.erase(&op); }
+  // `op` was inserted or is about to be removed: what was derived from it
+  // (or from an op that had its address) no longer holds.
+  void Forget(const Op& op) { ops_.erase(&op); }
 
  private:
-  // Whether `op`, which `executing` may run, runs in only one of them.
-  bool OneLaneOf(const Op& op, const ThreadBits& executing) const {
-    return threads_.IsSingleThread(op) && executing.count() > 1;
+  // What the walk asks of one op, derived once.
+  struct OpInfo {
+    std::vector<MemoryEffect> effects;
+    std::vector<bool> ring_fill;  // IsRingFill of each effect
+    SetId executing = kEmptySet;
+    bool single_thread = false;
+    int elected_warp = -1;
+    const Op* role = nullptr;
+    // The sync key of the mbarrier element an async access of the op
+    // completes on, or -1.
+    int completion_barrier = -1;
+  };
+
+  const OpInfo& Info(const Op& op) {
+    auto it = ops_.find(&op);
+    if (it != ops_.end()) return it->second;
+    OpInfo info;
+    info.effects = MemoryEffectsOf(op);
+    for (const MemoryEffect& effect : info.effects) {
+      info.ring_fill.push_back(IsRingFill(effect));
+    }
+    info.executing = sets_.Intern(conflicts_.Executing(op));
+    info.single_thread = threads_.IsSingleThread(op);
+    info.elected_warp = ElectedWarp(op);
+    info.role = threads_.EnclosingRole(op);
+    if (std::optional<SyncKey> key = CompletionBarrier(info.effects)) {
+      info.completion_barrier = keys_.KeyId(*key);
+    }
+    return ops_.emplace(&op, std::move(info)).first->second;
+  }
+
+  // Whether `op`, which the threads `executing` may run, runs in only one
+  // of them.
+  bool OneLaneOf(const Op& op, SetId executing) {
+    return Info(op).single_thread && sets_.Bits(executing).count() > 1;
   }
 
   int ElectedWarp(const Op& op) const {
@@ -256,10 +408,79 @@ class OrderingAnalysis {
     return warps.size() == 1 && set.Count() == 32 ? warps[0] : -1;
   }
 
-  const std::vector<MemoryEffect>& EffectsOf(const Op& op) {
-    auto it = effects_.find(&op);
-    if (it != effects_.end()) return it->second;
-    return effects_.emplace(&op, MemoryEffectsOf(op)).first->second;
+  // The lattice join of two entries of one key.
+  void MergeInto(EntryState& into, const EntryState& entry) {
+    if (into == entry) return;
+    into.threads = sets_.Or(into.threads, entry.threads);
+    into.observed = sets_.And(into.observed, entry.observed);
+    into.ordered = sets_.And(into.ordered, entry.ordered);
+    into.released = keys_.Intersect(into.released, entry.released);
+    into.fenced = sets_.And(into.fenced, entry.fenced);
+    into.proxy_ordered = sets_.And(into.proxy_ordered, entry.proxy_ordered);
+    into.elected_proxy_ordered =
+        sets_.And(into.elected_proxy_ordered, entry.elected_proxy_ordered);
+    into.proxy_released =
+        keys_.Intersect(into.proxy_released, entry.proxy_released);
+  }
+
+  void JoinInto(State& into, const Entry& entry) {
+    auto it = std::lower_bound(
+        into.begin(), into.end(), entry.key,
+        [](const Entry& e, const EntryKey& key) { return e.key < key; });
+    if (it != into.end() && it->key == entry.key) {
+      MergeInto(it->state, entry.state);
+      return;
+    }
+    into.insert(it, entry);
+  }
+
+  State Join(const State& a, const State& b) {
+    State out;
+    out.reserve(std::max(a.size(), b.size()));
+    auto x = a.begin(), y = b.begin();
+    while (x != a.end() && y != b.end()) {
+      if (x->key < y->key) {
+        out.push_back(*x++);
+      } else if (y->key < x->key) {
+        out.push_back(*y++);
+      } else {
+        out.push_back(*x++);
+        MergeInto(out.back().state, (y++)->state);
+      }
+    }
+    out.insert(out.end(), x, a.end());
+    out.insert(out.end(), y, b.end());
+    return out;
+  }
+
+  // Sorts entries whose keys changed, joining those that now share a key.
+  // Keys change in their carried loop and stage only, so each access's
+  // entries stay together and are sorted among themselves.
+  void Normalize(State& state) {
+    for (size_t begin = 0; begin < state.size();) {
+      size_t end = begin + 1;
+      while (end < state.size() && state[end].key.op == state[begin].key.op &&
+             state[end].key.effect == state[begin].key.effect) {
+        ++end;
+      }
+      // Insertion sort: a few entries per access.
+      for (size_t i = begin + 1; i < end; ++i) {
+        for (size_t j = i; j > begin && state[j].key < state[j - 1].key; --j) {
+          std::swap(state[j], state[j - 1]);
+        }
+      }
+      begin = end;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < state.size(); ++i) {
+      if (kept > 0 && state[kept - 1].key == state[i].key) {
+        MergeInto(state[kept - 1].state, state[i].state);
+      } else {
+        if (kept != i) state[kept] = state[i];
+        ++kept;
+      }
+    }
+    state.resize(kept);
   }
 
   void VisitRegion(const Region& region, State& state) {
@@ -273,28 +494,36 @@ class OrderingAnalysis {
   }
 
   void VisitOp(const Op& op, State& state) {
-    if (options_.ignored.count(&op)) return;
+    dataflow_work += static_cast<int64_t>(state.size()) + 1;
+    if (!options_.ignored.empty() && options_.ignored.count(&op)) return;
     switch (op.kind()) {
       case OpKind::kFor:
         VisitLoop(op, state);
         return;
       case OpKind::kIf: {
         State then_state = state;
-        State else_state = state;
         if (op.num_regions() > 0) VisitRegion(op.region(0), then_state);
-        if (op.num_regions() > 1) VisitRegion(op.region(1), else_state);
-        state = JoinPaths(then_state, else_state, [&](const EntryState& e) {
-          return Takes(op, e.threads);
-        });
+        if (op.num_regions() > 1) VisitRegion(op.region(1), state);
+        if (!ConditionDecidesSides(op)) {
+          // Takes() would answer -1 for every access: the plain join.
+          state = Join(then_state, state);
+          return;
+        }
+        state = JoinPaths(
+            std::move(then_state), std::move(state),
+            [&](const EntryState& e) { return Takes(op, e.threads); });
         return;
       }
       case OpKind::kRole: {
         State inside = state;
         if (op.num_regions() > 0) VisitRegion(op.region(0), inside);
-        const ThreadBits members = RoleMembers(op);
-        state = JoinPaths(inside, state, [&](const EntryState& e) {
-          return e.threads.any() && Subset(e.threads, members) ? 1 : 0;
-        });
+        const SetId members = RoleMembers(op);
+        state = JoinPaths(
+            std::move(inside), std::move(state), [&](const EntryState& e) {
+              return e.threads != kEmptySet && sets_.Subset(e.threads, members)
+                         ? 1
+                         : 0;
+            });
         return;
       }
       default:
@@ -310,14 +539,16 @@ class OrderingAnalysis {
     VisitLeaf(op, state);
   }
 
-  ThreadBits RoleMembers(const Op& role) const {
+  SetId RoleMembers(const Op& role) {
+    auto it = role_members_.find(&role);
+    if (it != role_members_.end()) return it->second;
     ThreadBits bits;
     const int64_t begin = role.GetInt("warp_begin");
     const int64_t end = role.GetInt("warp_end");
     for (int t = 0; t < conflicts_.num_threads(); ++t) {
       bits[t] = t / 32 >= begin && t / 32 < end;
     }
-    return bits;
+    return role_members_.emplace(&role, sets_.Intern(bits)).first->second;
   }
 
   // Which side of `if_op` the threads in `threads` (those that ran one
@@ -326,11 +557,50 @@ class OrderingAnalysis {
   // elect.sync condition is taken by the elected lane of each full warp,
   // the same lane every time, so a single-thread access issued under an
   // election in that warp takes it.
-  int Takes(const Op& if_op, const ThreadBits& threads) {
-    if (if_op.num_operands() == 0 || threads.none()) return -1;
+  int Takes(const Op& if_op, SetId threads) {
+    if (if_op.num_operands() == 0 || threads == kEmptySet) return -1;
+    // What the condition's values say depends only on the op and the
+    // threads; whether an election covers them depends on the walk.
+    auto [known, inserted] =
+        takes_.try_emplace(std::make_pair(&if_op, threads), -1);
+    if (inserted) known->second = TakesByValues(if_op, threads);
+    if (known->second != kByElection) return known->second;
+    auto elected = elected_.find(threads);
+    if (elected == elected_.end()) return -1;
+    // The election runs in full warps (V33); `threads` is one warp whose
+    // elected lane issued the access.
+    const int warp = elected->second;
+    const ThreadBits& reaching = sets_.Bits(Info(if_op).executing);
+    for (int t = warp * 32; t < warp * 32 + 32 && t < conflicts_.num_threads();
+         ++t) {
+      if (!reaching[t]) return -1;
+    }
+    return 1;
+  }
+
+  static constexpr int kByElection = 2;
+
+  // Whether Takes() can say a side for some threads: the condition has
+  // per-thread values, or is an election.
+  bool ConditionDecidesSides(const Op& if_op) {
+    if (if_op.num_operands() == 0) return false;
+    auto [it, inserted] = decides_sides_.try_emplace(&if_op, false);
+    if (inserted) {
+      const Value* condition = if_op.operand_value(0);
+      it->second = threads_.PerThreadValues(condition) != nullptr ||
+                   (condition->kind() == Value::Kind::kResult &&
+                    condition->defining_op()->kind() == OpKind::kElectSync);
+    }
+    return it->second;
+  }
+
+  // Takes() as far as the condition's per-thread values decide it; or
+  // kByElection for an elect.sync condition.
+  int TakesByValues(const Op& if_op, SetId threads_id) {
     const Value* condition = if_op.operand_value(0);
-    const ThreadBits reaching = conflicts_.Executing(if_op);
-    if (!Subset(threads, reaching)) return -1;
+    const SetId reaching = Info(if_op).executing;
+    if (!sets_.Subset(threads_id, reaching)) return -1;
+    const ThreadBits& threads = sets_.Bits(threads_id);
     if (const std::vector<int64_t>* values =
             threads_.PerThreadValues(condition)) {
       bool any_true = false, any_false = false;
@@ -342,16 +612,8 @@ class OrderingAnalysis {
       return -1;
     }
     if (condition->kind() == Value::Kind::kResult &&
-        condition->defining_op()->kind() == OpKind::kElectSync &&
-        elected_.count(threads.to_string())) {
-      // The election runs in full warps (V33); `threads` is one warp whose
-      // elected lane issued the access.
-      const int warp = elected_.at(threads.to_string());
-      for (int t = warp * 32;
-           t < warp * 32 + 32 && t < conflicts_.num_threads(); ++t) {
-        if (!reaching[t]) return -1;
-      }
-      return 1;
+        condition->defining_op()->kind() == OpKind::kElectSync) {
+      return kByElection;
     }
     return -1;
   }
@@ -362,33 +624,56 @@ class OrderingAnalysis {
   // other threads, so its stage and completion come from the taken side and
   // only what other threads know (ordered, released) is intersected.
   template <typename SideOf>
-  State JoinPaths(const State& first, const State& second, SideOf&& side_of) {
-    State a = first, b = second;
-    auto fold = [&](State& skipped, State& taken, int taken_side) {
-      for (auto it = skipped.begin(); it != skipped.end();) {
-        if (side_of(it->second) != taken_side) {
-          ++it;
-          continue;
-        }
-        bool merged = false;
-        for (auto& [key, entry] : taken) {
-          if (key.op != it->first.op || key.effect != it->first.effect ||
-              key.carried != it->first.carried) {
-            continue;
-          }
-          entry.ordered &= it->second.ordered;
-          entry.released = Intersect(entry.released, it->second.released);
-          entry.proxy_ordered &= it->second.proxy_ordered;
-          entry.elected_proxy_ordered &= it->second.elected_proxy_ordered;
-          entry.proxy_released =
-              Intersect(entry.proxy_released, it->second.proxy_released);
-          merged = true;
-        }
-        it = merged ? skipped.erase(it) : std::next(it);
+  State JoinPaths(State a, State b, SideOf&& side_of) {
+    // Entries of one access (adjacent) share their threads: the side is
+    // asked once per run of them.
+    SetId last_threads = -1;
+    int last_side = -1;
+    auto side = [&](const EntryState& entry) {
+      if (entry.threads != last_threads) {
+        last_threads = entry.threads;
+        last_side = side_of(entry);
       }
+      return last_side;
+    };
+    auto fold = [&](State& skipped, State& taken, int taken_side) {
+      size_t kept = 0;
+      for (size_t s = 0; s < skipped.size(); ++s) {
+        const Entry& entry = skipped[s];
+        bool merged = false;
+        if (side(entry.state) == taken_side) {
+          // The taken side's entries of the same access (and carried
+          // loop) are adjacent: the key sorts by those first.
+          auto it =
+              std::lower_bound(taken.begin(), taken.end(), entry.key.Access(),
+                               [](const Entry& e, const auto& access) {
+                                 return e.key.Access() < access;
+                               });
+          for (; it != taken.end() && it->key.Access() == entry.key.Access();
+               ++it) {
+            EntryState& into = it->state;
+            into.ordered = sets_.And(into.ordered, entry.state.ordered);
+            into.released =
+                keys_.Intersect(into.released, entry.state.released);
+            into.proxy_ordered =
+                sets_.And(into.proxy_ordered, entry.state.proxy_ordered);
+            into.elected_proxy_ordered = sets_.And(
+                into.elected_proxy_ordered, entry.state.elected_proxy_ordered);
+            into.proxy_released = keys_.Intersect(into.proxy_released,
+                                                  entry.state.proxy_released);
+            merged = true;
+          }
+        }
+        if (merged) continue;
+        if (kept != s) skipped[kept] = skipped[s];
+        ++kept;
+      }
+      skipped.resize(kept);
     };
     fold(b, a, 1);
     fold(a, b, 0);
+    if (b.empty()) return a;
+    if (a.empty()) return b;
     return Join(a, b);
   }
 
@@ -414,56 +699,72 @@ class OrderingAnalysis {
       if (next == body_in) break;
       body_in = std::move(next);
     }
-    loop_entry_[&loop] = body_in;
+    loop_entry_[&loop] = std::move(body_in);
     // A loop that surely runs leaves through its body only: what a barrier
     // in the body ordered stays ordered after it.
     std::optional<int64_t> trips = TripCount(loop);
     state = trips && *trips >= 1 ? std::move(body_out) : Join(before, body_out);
   }
 
+  // `released` without the releases to an mbarrier chosen by the values of
+  // one iteration of `loop`.
+  SetId DropIterationKeys(SetId released, const Op& loop) {
+    if (released == kEmptySet) return released;
+    auto [it, inserted] =
+        drop_iteration_keys_.try_emplace(std::make_pair(released, &loop), 0);
+    if (!inserted) return it->second;
+    std::vector<int> kept;
+    for (int key : keys_.Keys(released)) {
+      bool stale = false;
+      for (const Value* index : keys_.Key(key).indices) {
+        stale = stale || loop.DefinesInside(*index);
+      }
+      if (!stale) kept.push_back(key);
+    }
+    it->second = keys_.Intern(std::move(kept));
+    return it->second;
+  }
+
   // The state at the top of the next iteration of `loop`.
   State Carry(const State& state, const Op& loop) {
-    State out;
-    for (const auto& [key, entry] : state) {
-      EntryKey next = key;
-      EntryState moved = entry;
+    State out = state;
+    bool rekeyed = false;
+    for (Entry& entry : out) {
+      EntryKey& next = entry.key;
       // Only the outermost loop an access was carried around relates it to
       // a later access (the iterations of loops inside it ran in another
       // execution, so their distances say nothing); keeping just that one
       // keeps the state linear in the nesting depth.
-      if (key.op->IsInside(loop)) {
-        if (next.carried.empty() || next.carried[0].loop->IsInside(loop)) {
-          next.carried = {CarriedLoop{&loop, 1}};
-        } else if (next.carried[0].loop == &loop) {
-          next.carried[0].distance =
-              std::min(next.carried[0].distance + 1, CarriedLoop::kMaxDistance);
+      if (next.op->IsInside(loop)) {
+        if (!next.is_carried() || next.carried.loop->IsInside(loop)) {
+          next.carried = CarriedLoop{&loop, 1};
+          rekeyed = true;
+        } else if (next.carried.loop == &loop) {
+          next.carried.distance =
+              std::min(next.carried.distance + 1, CarriedLoop::kMaxDistance);
+          rekeyed = true;
         }
       }
-      if (key.stage == Stage::kCommitted &&
-          InnermostLoop(key.commit) == &loop) {
+      if (next.stage == Stage::kCommitted &&
+          InnermostLoop(next.commit) == &loop) {
         next.group_distance =
             std::min(next.group_distance + 1, CarriedLoop::kMaxDistance);
+        rekeyed = true;
       }
       // A release to an mbarrier chosen by this iteration's values says
       // nothing about the one the next iteration names.
-      for (std::set<SyncKey>* released :
-           {&moved.released, &moved.proxy_released}) {
-        for (auto it = released->begin(); it != released->end();) {
-          bool stale = false;
-          for (const Value* index : it->indices) {
-            stale = stale || loop.DefinesInside(*index);
-          }
-          it = stale ? released->erase(it) : std::next(it);
-        }
-      }
-      JoinInto(out, next, moved);
+      entry.state.released = DropIterationKeys(entry.state.released, loop);
+      entry.state.proxy_released =
+          DropIterationKeys(entry.state.proxy_released, loop);
     }
+    if (rekeyed) Normalize(out);
     return out;
   }
 
-  // The mbarrier element an async access of `op` completes on.
-  std::optional<SyncKey> CompletionBarrier(const Op& op) {
-    for (const MemoryEffect& effect : EffectsOf(op)) {
+  // The mbarrier element an async access with `effects` completes on.
+  static std::optional<SyncKey> CompletionBarrier(
+      const std::vector<MemoryEffect>& effects) {
+    for (const MemoryEffect& effect : effects) {
       if (effect.buffer != nullptr && effect.buffer->type().is_buffer() &&
           effect.buffer->type().dtype() == DType::kMbarrier &&
           !effect.whole_buffer) {
@@ -489,64 +790,77 @@ class OrderingAnalysis {
 
   // Whether what `entry` did is complete in threads that all take part in
   // a release by `participants`.
-  static bool Releasable(const EntryKey& key, const EntryState& entry,
-                         const ThreadBits& participants) {
+  bool Releasable(const EntryKey& key, const EntryState& entry,
+                  SetId participants) {
     switch (key.stage) {
       case Stage::kComplete:
-        return Subset(entry.threads, participants) &&
-               Subset(entry.threads, entry.observed);
+        return sets_.Subset(entry.threads, participants) &&
+               sets_.Subset(entry.threads, entry.observed);
       case Stage::kMbarrier:
-        return (entry.observed & participants).any();
+        return sets_.And(entry.observed, participants) != kEmptySet;
       default:
         return false;
     }
   }
 
-  void Release(State& state, const ThreadBits& participants,
-               const SyncKey& to) {
-    for (auto& [key, entry] : state) {
-      if (!Releasable(key, entry, participants)) continue;
-      entry.released.insert(to);
-      if (Subset(entry.threads, entry.fenced)) entry.proxy_released.insert(to);
-    }
-  }
-
-  void Acquire(State& state, const ThreadBits& waiters, const SyncKey& from) {
-    for (auto& [key, entry] : state) {
-      bool acquired = entry.released.count(from) > 0;
-      if (key.stage == Stage::kMbarrier && from.kind == SyncKey::kMbarrier) {
-        std::optional<SyncKey> completion = CompletionBarrier(*key.op);
-        acquired = acquired || (completion && *completion == from);
+  void Release(State& state, SetId participants, const SyncKey& to) {
+    const int key = keys_.KeyId(to);
+    for (Entry& e : state) {
+      EntryState& entry = e.state;
+      if (!Releasable(e.key, entry, participants)) continue;
+      entry.released = keys_.Insert(entry.released, key);
+      if (sets_.Subset(entry.threads, entry.fenced)) {
+        entry.proxy_released = keys_.Insert(entry.proxy_released, key);
       }
-      if (entry.proxy_released.count(from)) entry.proxy_ordered |= waiters;
-      if (!acquired) continue;
-      entry.ordered |= waiters;
-      if (key.stage == Stage::kMbarrier) entry.observed |= waiters;
     }
   }
 
-  void Barrier(State& state, const ThreadBits& participants) {
-    for (auto it = state.begin(); it != state.end();) {
-      auto& [key, entry] = *it;
-      if (Releasable(key, entry, participants)) {
-        entry.ordered |= participants;
-        if (Subset(entry.threads, entry.fenced)) {
-          entry.proxy_ordered |= participants;
+  void Acquire(State& state, SetId waiters, const SyncKey& from) {
+    const int key = keys_.KeyId(from);
+    for (Entry& e : state) {
+      EntryState& entry = e.state;
+      bool acquired = keys_.Contains(entry.released, key);
+      if (e.key.stage == Stage::kMbarrier && from.kind == SyncKey::kMbarrier) {
+        acquired = acquired || Info(*e.key.op).completion_barrier == key;
+      }
+      if (keys_.Contains(entry.proxy_released, key)) {
+        entry.proxy_ordered = sets_.Or(entry.proxy_ordered, waiters);
+      }
+      if (!acquired) continue;
+      entry.ordered = sets_.Or(entry.ordered, waiters);
+      if (e.key.stage == Stage::kMbarrier) {
+        entry.observed = sets_.Or(entry.observed, waiters);
+      }
+    }
+  }
+
+  void Barrier(State& state, SetId participants) {
+    size_t kept = 0;
+    for (size_t i = 0; i < state.size(); ++i) {
+      Entry& e = state[i];
+      EntryState& entry = e.state;
+      if (Releasable(e.key, entry, participants)) {
+        entry.ordered = sets_.Or(entry.ordered, participants);
+        if (sets_.Subset(entry.threads, entry.fenced)) {
+          entry.proxy_ordered = sets_.Or(entry.proxy_ordered, participants);
         }
       }
       // An access ordered for every thread (and fenced for every thread,
       // when the proxy rule is followed) can pair with nothing later:
       // dropping it keeps the state as small as the unordered accesses.
-      const bool done = Subset(all_, entry.ordered) &&
-                        (!proxy_ || Subset(all_, entry.proxy_ordered));
-      it = done ? state.erase(it) : std::next(it);
+      const bool done = sets_.Subset(all_, entry.ordered) &&
+                        (!proxy_ || sets_.Subset(all_, entry.proxy_ordered));
+      if (done) continue;
+      if (kept != i) state[kept] = state[i];
+      ++kept;
     }
+    state.resize(kept);
   }
 
   // A proxy fence or fence.mbarrier_init run by `executing`: the accesses it
   // covers are fenced in the threads that ran (and completed) them, and
   // (issuer model) in threads already ordered after them.
-  void Fence(const Op& fence, State& state, const ThreadBits& executing) {
+  void Fence(const Op& fence, State& state, SetId executing) {
     const bool init_fence =
         FactsOf(fence.kind()).sync == SyncKind::kMbarrierInitFence;
     // An elected fence runs in one lane of `executing`, which one being
@@ -554,8 +868,10 @@ class OrderingAnalysis {
     // access only if that lane alone made it, and orders only that lane's
     // later elected accesses.
     const bool one_lane = OneLaneOf(fence, executing);
-    for (auto& [key, entry] : state) {
-      const MemoryEffect& effect = EffectsOf(*key.op)[key.effect];
+    for (Entry& e : state) {
+      const EntryKey& key = e.key;
+      EntryState& entry = e.state;
+      const MemoryEffect& effect = *e.effect;
       const bool covered =
           init_fence
               ? FactsOf(key.op->kind()).sync == SyncKind::kMbarrierInit
@@ -568,15 +884,22 @@ class OrderingAnalysis {
       // fence (Barrier(), Release()).
       const bool issuer = !init_fence && *proxy_ == FencePlacement::kIssuer;
       if (!one_lane) {
-        entry.fenced |= executing & entry.threads & entry.observed;
-        if (issuer) entry.proxy_ordered |= executing & entry.ordered;
+        entry.fenced = sets_.Or(
+            entry.fenced,
+            sets_.And(executing, sets_.And(entry.threads, entry.observed)));
+        if (issuer) {
+          entry.proxy_ordered = sets_.Or(entry.proxy_ordered,
+                                         sets_.And(executing, entry.ordered));
+        }
         continue;
       }
       if (OneLaneOf(*key.op, entry.threads) && entry.threads == executing) {
-        entry.fenced |= executing & entry.observed;
+        entry.fenced =
+            sets_.Or(entry.fenced, sets_.And(executing, entry.observed));
       }
-      if (issuer && Subset(executing, entry.ordered)) {
-        entry.elected_proxy_ordered |= executing;
+      if (issuer && sets_.Subset(executing, entry.ordered)) {
+        entry.elected_proxy_ordered =
+            sets_.Or(entry.elected_proxy_ordered, executing);
       }
     }
   }
@@ -584,19 +907,14 @@ class OrderingAnalysis {
   // Moves entries to new keys (commits and waits change the stage).
   template <typename Fn>
   void Rekey(State& state, Fn&& fn) {
-    State out;
-    for (const auto& [key, entry] : state) {
-      EntryKey next = key;
-      EntryState moved = entry;
-      fn(next, moved);
-      JoinInto(out, next, moved);
-    }
-    state = std::move(out);
+    for (Entry& entry : state) fn(entry.key, entry.state);
+    Normalize(state);
   }
 
   void ApplySync(const Op& op, State& state) {
     const OpFacts& facts = FactsOf(op.kind());
-    const ThreadBits executing = conflicts_.Executing(op);
+    if (facts.sync == SyncKind::kNone) return;
+    const SetId executing = Info(op).executing;
     switch (facts.sync) {
       case SyncKind::kBlockBarrier:
         Barrier(state, all_);
@@ -637,7 +955,7 @@ class OrderingAnalysis {
         Rekey(state, [&](EntryKey& key, EntryState& entry) {
           if (key.stage != Stage::kUncommitted ||
               FactsOf(key.op->kind()).group != facts.group ||
-              !Subset(entry.threads, executing)) {
+              !sets_.Subset(entry.threads, executing)) {
             return;
           }
           key.stage = Stage::kCommitted;
@@ -654,18 +972,21 @@ class OrderingAnalysis {
             continue;
           }
           const Op* commit = value->defining_op();
-          Rekey(state, [&](EntryKey& key, EntryState& entry) {
+          for (Entry& e : state) {
+            EntryKey& key = e.key;
+            EntryState& entry = e.state;
             if (key.stage != Stage::kCommitted || key.commit != commit ||
                 key.group_distance < token.distance ||
-                !Subset(entry.threads, executing)) {
-              return;
+                !sets_.Subset(entry.threads, executing)) {
+              continue;
             }
-            if (reads_only && EffectsOf(*key.op)[key.effect].writes()) return;
+            if (reads_only && e.effect->writes()) continue;
             key.stage = Stage::kComplete;
             key.commit = nullptr;
             key.group_distance = 0;
-            entry.observed |= entry.threads;
-          });
+            entry.observed = sets_.Or(entry.observed, entry.threads);
+          }
+          Normalize(state);
         }
         break;
       }
@@ -675,39 +996,35 @@ class OrderingAnalysis {
   }
 
   void VisitLeaf(const Op& op, State& state) {
-    const std::vector<MemoryEffect>& effects = EffectsOf(op);
-    const ThreadBits executing = conflicts_.Executing(op);
-    const Op* role = threads_.EnclosingRole(op);
-    if (proxy_) FindUnfenced(op, effects, executing, state);
+    const OpInfo& info = Info(op);
+    const std::vector<MemoryEffect>& effects = info.effects;
+    const SetId executing = info.executing;
+    const Op* role = info.role;
+    const bool one_lane = OneLaneOf(op, executing);
+    if (proxy_) FindUnfenced(op, info, executing, one_lane, state);
     for (int i = 0; i < static_cast<int>(effects.size()) && !proxy_; ++i) {
       const MemoryEffect& effect = effects[i];
-      if (!IsBlockMemory(effect)) continue;
-      for (const auto& [key, entry] : state) {
-        const MemoryEffect& earlier = EffectsOf(*key.op)[key.effect];
-        if (earlier.space != effect.space) continue;
+      if (!IsBlockMemory(effect) || info.ring_fill[i]) continue;
+      for (const Entry& e : state) {
+        const EntryKey& key = e.key;
+        const MemoryEffect& earlier = *e.effect;
+        if (earlier.space != effect.space || e.ring_fill) continue;
         if (!NeedsOrdering(earlier, effect)) continue;
-        if (key.op == &op && key.carried.empty()) continue;
-        if (IsRingFill(earlier) || IsRingFill(effect)) continue;
-        const Op* earlier_role = threads_.EnclosingRole(*key.op);
+        if (key.op == &op && !key.is_carried()) continue;
+        const Op* earlier_role = Info(*key.op).role;
         if (role != nullptr && earlier_role != nullptr &&
             role != earlier_role && earlier.buffer == effect.buffer) {
           continue;  // concurrent roles: the program's mbarriers order them
         }
-        const ThreadBits later = executing & ~entry.ordered;
-        if (later.none()) continue;
-        if (Overlaps(*key.op, key.effect, entry.threads, op, i, later,
-                     key.carried)) {
-          const Op* outermost = nullptr;
-          for (const CarriedLoop& loop : key.carried) {
-            if (outermost == nullptr || outermost->IsInside(*loop.loop)) {
-              outermost = loop.loop;
-            }
-          }
+        const SetId later = sets_.Minus(executing, e.state.ordered);
+        if (later == kEmptySet) continue;
+        if (Overlaps(key, op, i, e.state.threads, later,
+                     ThreadPairs::kDistinct)) {
           pairs_.insert(UnorderedPair{key.op, key.effect, &op, i,
-                                      !key.carried.empty(), outermost});
+                                      key.is_carried(), key.carried.loop});
           // The op's other pairs are still collected, so that the result
           // does not depend on the order of the state's entries.
-          if (key.carried.empty() && options_.stop_at_first_same_iteration) {
+          if (!key.is_carried() && options_.stop_at_first_same_iteration) {
             found_same_iteration_ = true;
           }
         }
@@ -722,43 +1039,46 @@ class OrderingAnalysis {
                            (effect.space == MemorySpace::kGlobal &&
                             (!proxy_ || IsGenericData(effect)));
       if (!tracked) continue;
-      EntryKey key{&op, i, {}, Stage::kComplete, nullptr, 0};
-      EntryState entry;
-      entry.threads = executing;
-      if (const int warp = ElectedWarp(op); warp >= 0) {
-        elected_.emplace(executing.to_string(), warp);
+      Entry entry;
+      entry.key.op = &op;
+      entry.key.effect = i;
+      entry.effect = &effect;
+      entry.ring_fill = info.ring_fill[i];
+      entry.state.threads = executing;
+      if (const int warp = info.elected_warp; warp >= 0) {
+        elected_.emplace(executing, warp);
         if (current_top_ != nullptr) {
-          elected_by_top_[current_top_].emplace_back(executing.to_string(),
-                                                     warp);
+          elected_by_top_[current_top_].emplace_back(executing, warp);
         }
       }
       switch (effect.completion) {
         case Completion::kImmediate:
-          entry.observed = executing;
+          entry.state.observed = executing;
           break;
         case Completion::kMbarrier:
-          key.stage = Stage::kMbarrier;
+          entry.key.stage = Stage::kMbarrier;
           break;
         default: {
           const std::optional<TokenKind> group = FactsOf(op.kind()).group;
           if (options_.complete_uncommitted_async && group &&
               !committed_kinds_.count(*group)) {
-            entry.observed = executing;
+            entry.state.observed = executing;
           } else {
-            key.stage = Stage::kUncommitted;
+            entry.key.stage = Stage::kUncommitted;
           }
           break;
         }
       }
-      JoinInto(state, key, entry);
+      JoinInto(state, entry);
     }
   }
 
   // The proxy rule at `op`: every edge from a tracked generic access (or an
   // mbarrier init) to an async access (or a use of the mbarrier) of `op`
   // whose threads are ordered after it but not fenced in the model.
-  void FindUnfenced(const Op& op, const std::vector<MemoryEffect>& effects,
-                    const ThreadBits& executing, const State& state) {
+  void FindUnfenced(const Op& op, const OpInfo& info, SetId executing,
+                    bool one_lane, const State& state) {
+    const std::vector<MemoryEffect>& effects = info.effects;
     const OpFacts& facts = FactsOf(op.kind());
     const bool completes_on_mbarrier =
         facts.completion == Completion::kMbarrier;
@@ -771,27 +1091,21 @@ class OrderingAnalysis {
                               !IsMbarrier(later) &&
                               later.space != MemorySpace::kRegister;
       if (!mbarrier_use && !async_data) continue;
-      for (const auto& [key, entry] : state) {
-        if (key.op == &op && key.carried.empty()) continue;
-        const MemoryEffect& earlier = EffectsOf(*key.op)[key.effect];
+      for (const Entry& e : state) {
+        const EntryKey& key = e.key;
+        const EntryState& entry = e.state;
+        if (key.op == &op && !key.is_carried()) continue;
+        const MemoryEffect& earlier = *e.effect;
         // The ring fences its own generic accesses before its release; an
         // allocation sharing its bytes is fenced like any other.
-        if (async_data && IsRingFill(later) && earlier.buffer == later.buffer) {
+        if (async_data && info.ring_fill[i] && earlier.buffer == later.buffer) {
           continue;
         }
         FenceNeed need = FenceNeed::kSharedProxy;
-        // The threads of `op` that need a fence after `earlier`: those that
-        // other threads' accesses reach through a barrier or release (every
-        // thread of the access must have fenced before it), and those that
-        // ran the access themselves (their own fence after it suffices).
-        ThreadBits proxy_ordered = entry.proxy_ordered;
-        if (OneLaneOf(op, executing)) {
-          proxy_ordered |= entry.elected_proxy_ordered;
-        }
-        ThreadBits others = executing & entry.ordered & ~proxy_ordered;
-        ThreadBits own =
-            executing & entry.threads & ~entry.fenced & ~proxy_ordered;
         bool by_box = true;
+        // The initializing thread's own arrivals and waits are ordered by
+        // program order; a TMA unit's complete-tx is not.
+        bool own_ordered_by_program = false;
         if (mbarrier_use) {
           if (FactsOf(key.op->kind()).sync != SyncKind::kMbarrierInit ||
               earlier.buffer != later.buffer) {
@@ -799,9 +1113,7 @@ class OrderingAnalysis {
           }
           need = FenceNeed::kMbarrierInit;
           by_box = false;
-          // The initializing thread's own arrivals and waits are ordered by
-          // program order; a TMA unit's complete-tx is not.
-          if (!completes_on_mbarrier) own.reset();
+          own_ordered_by_program = !completes_on_mbarrier;
         } else {
           if (!IsGenericData(earlier) || earlier.space != later.space) continue;
           const bool acquire = IsGlobalAcquire(earlier);
@@ -812,47 +1124,107 @@ class OrderingAnalysis {
             by_box = !acquire;
           }
         }
-        if (others.none() && own.none()) continue;
+        // The threads of `op` that need a fence after `earlier`: those that
+        // other threads' accesses reach through a barrier or release (every
+        // thread of the access must have fenced before it), and those that
+        // ran the access themselves (their own fence after it suffices).
+        SetId proxy_ordered = entry.proxy_ordered;
+        if (one_lane) {
+          proxy_ordered = sets_.Or(proxy_ordered, entry.elected_proxy_ordered);
+        }
+        const SetId others =
+            sets_.Minus(sets_.And(executing, entry.ordered), proxy_ordered);
+        const SetId own =
+            own_ordered_by_program
+                ? kEmptySet
+                : sets_.Minus(sets_.Minus(sets_.And(executing, entry.threads),
+                                          entry.fenced),
+                              proxy_ordered);
+        if (others == kEmptySet && own == kEmptySet) continue;
         if (by_box) {
           const bool from_others =
-              others.any() && conflicts_.MayOverlap(
-                                  *key.op, earlier, entry.threads, op, later,
-                                  others, key.carried, ThreadPairs::kDistinct);
+              others != kEmptySet && Overlaps(key, op, i, entry.threads, others,
+                                              ThreadPairs::kDistinct);
           const bool from_own =
-              own.any() &&
-              conflicts_.MayOverlap(*key.op, earlier, entry.threads, op, later,
-                                    own, key.carried, ThreadPairs::kSame);
+              own != kEmptySet &&
+              Overlaps(key, op, i, entry.threads, own, ThreadPairs::kSame);
           if (!from_others && !from_own) continue;
-        }
-        const Op* outermost = nullptr;
-        for (const CarriedLoop& loop : key.carried) {
-          if (outermost == nullptr || outermost->IsInside(*loop.loop)) {
-            outermost = loop.loop;
-          }
         }
         unfenced_.insert(
             UnfencedPair{UnorderedPair{key.op, key.effect, &op, i,
-                                       !key.carried.empty(), outermost},
+                                       key.is_carried(), key.carried.loop},
                          need});
       }
     }
   }
 
-  bool Overlaps(const Op& a, int ea, const ThreadBits& ta, const Op& b, int eb,
-                const ThreadBits& tb, const std::vector<CarriedLoop>& carried) {
+  // Whether the access of `earlier` by `threads_a` may overlap effect `eb`
+  // of `b` by `threads_b`. The answers depend only on the accesses (which
+  // the passes using this analysis do not change), so they are kept.
+  bool Overlaps(const EntryKey& earlier, const Op& b, int eb, SetId threads_a,
+                SetId threads_b, ThreadPairs thread_pairs) {
+    const OverlapKey memo_key{
+        earlier.op, earlier.effect, earlier.carried, &b,
+        eb,         threads_a,      threads_b,       thread_pairs};
+    if (auto it = overlaps_.find(memo_key); it != overlaps_.end()) {
+      return it->second;
+    }
+    const Op& a = *earlier.op;
+    const ThreadBits& ta = sets_.Bits(threads_a);
+    const ThreadBits& tb = sets_.Bits(threads_b);
+    // The caller's cache, shared across analyses of one kernel, holds the
+    // answers for distinct threads.
+    ConflictCache* cache =
+        thread_pairs == ThreadPairs::kDistinct ? options_.cache : nullptr;
     ConflictCache::Key cache_key;
-    if (options_.cache != nullptr) {
-      cache_key = ConflictCache::Key{&a, ea, &b, eb, carried, ta, tb};
-      auto it = options_.cache->entries().find(cache_key);
-      if (it != options_.cache->entries().end()) return it->second;
+    bool overlap = false;
+    bool cached = false;
+    if (cache != nullptr) {
+      const absl::Span<const CarriedLoop> carried = earlier.carried_loops();
+      cache_key = ConflictCache::Key{
+          &a,
+          earlier.effect,
+          &b,
+          eb,
+          std::vector<CarriedLoop>(carried.begin(), carried.end()),
+          ta,
+          tb};
+      auto it = cache->entries().find(cache_key);
+      if (it != cache->entries().end()) {
+        overlap = it->second;
+        cached = true;
+      }
     }
-    const bool overlap = conflicts_.MayOverlap(a, EffectsOf(a)[ea], ta, b,
-                                               EffectsOf(b)[eb], tb, carried);
-    if (options_.cache != nullptr) {
-      options_.cache->entries()[cache_key] = overlap;
+    if (!cached) {
+      overlap = conflicts_.MayOverlap(a, Info(a).effects[earlier.effect], ta, b,
+                                      Info(b).effects[eb], tb,
+                                      earlier.carried_loops(), thread_pairs);
+      if (cache != nullptr) cache->entries()[cache_key] = overlap;
     }
+    overlaps_.emplace(memo_key, overlap);
     return overlap;
   }
+
+  struct OverlapKey {
+    const Op* a;
+    int effect_a;
+    CarriedLoop carried;
+    const Op* b;
+    int effect_b;
+    SetId threads_a, threads_b;
+    ThreadPairs thread_pairs;
+    bool operator==(const OverlapKey& o) const {
+      return a == o.a && effect_a == o.effect_a && carried == o.carried &&
+             b == o.b && effect_b == o.effect_b && threads_a == o.threads_a &&
+             threads_b == o.threads_b && thread_pairs == o.thread_pairs;
+    }
+    template <typename H>
+    friend H AbslHashValue(H hash, const OverlapKey& key) {
+      return H::combine(std::move(hash), key.a, key.effect_a, key.carried.loop,
+                        key.carried.distance, key.b, key.effect_b,
+                        key.threads_a, key.threads_b, key.thread_pairs);
+    }
+  };
 
   const Kernel& kernel_;
   SyncAnalysisOptions options_;
@@ -862,12 +1234,19 @@ class OrderingAnalysis {
   std::unique_ptr<ConflictAnalysis> own_conflicts_;
   const ThreadAnalysis& threads_;
   const ConflictAnalysis& conflicts_;
-  ThreadBits all_;
+  ThreadSetTable sets_;
+  SyncKeySetTable keys_;
+  SetId all_ = kEmptySet;
   std::set<TokenKind> committed_kinds_;
-  std::map<const Op*, std::vector<MemoryEffect>> effects_;
+  absl::node_hash_map<const Op*, OpInfo> ops_;
+  absl::flat_hash_map<const Op*, SetId> role_members_;
+  absl::flat_hash_map<std::pair<const Op*, SetId>, int> takes_;
+  absl::flat_hash_map<const Op*, bool> decides_sides_;
+  absl::flat_hash_map<std::pair<SetId, const Op*>, SetId> drop_iteration_keys_;
+  absl::flat_hash_map<OverlapKey, bool> overlaps_;
   // The state at the top of each loop's body at its last fixed point in
   // this run.
-  std::map<const Op*, State> loop_entry_;
+  absl::flat_hash_map<const Op*, State> loop_entry_;
   std::set<UnorderedPair> pairs_;
   // stop_at_first_same_iteration: a pair within one iteration was found,
   // and the walk stops once it is outside every loop.
@@ -876,11 +1255,12 @@ class OrderingAnalysis {
   bool stopped_ = false;
   std::set<UnfencedPair> unfenced_;
   // Thread sets of accesses issued by the elected lane of one warp.
-  std::map<std::string, int> elected_;
+  absl::flat_hash_map<SetId, int> elected_;
   // For walks that start part-way (StartWalk): the elections each op of
   // the kernel body made, so that a walk from op k knows exactly those of
   // the ops before k, as a walk from the start would.
-  std::map<const Op*, std::vector<std::pair<std::string, int>>> elected_by_top_;
+  absl::flat_hash_map<const Op*, std::vector<std::pair<SetId, int>>>
+      elected_by_top_;
   const Op* current_top_ = nullptr;
 };
 
@@ -932,6 +1312,8 @@ std::vector<UnfencedPair> FindUnfencedPairs(
             });
   return pairs;
 }
+
+int64_t OrderingDataflowWork() { return dataflow_work.load(); }
 
 std::string DescribeAccess(const Op& op, int effect) {
   std::vector<MemoryEffect> effects = MemoryEffectsOf(op);

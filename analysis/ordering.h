@@ -54,6 +54,7 @@
 #ifndef KIR_ANALYSIS_ORDERING_H_
 #define KIR_ANALYSIS_ORDERING_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <set>
@@ -179,6 +180,11 @@ class IncrementalOrdering {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The ordering dataflow's work in this process so far: for every op a walk
+// visited, the pending accesses it met (plus one). A measure that does not
+// depend on the machine, for tests that bound what a pass costs.
+int64_t OrderingDataflowWork();
 
 // Describes an access for diagnostics: "write of %s[%i, %j]".
 std::string DescribeAccess(const Op& op, int effect);

@@ -244,10 +244,12 @@ class SyncInserter {
     // pair within one iteration, the one each round orders.
     // Counting every pair costs a walk whose state holds every access (the
     // pairs can be quadratic in the kernel), so it is done only when the
-    // counters are read; it is a walk from scratch, not kept.
+    // counters are read; the kept dataflow does it, so that the rounds
+    // after it start from its states.
     bool have_pairs = false;
     if (context_.statistics_wanted) {
-      pairs = FindUnorderedPairs(kernel_, options_);
+      pairs = ordering_->UnorderedPairs({}, /*stop_at_first_same_iteration=*/
+                                        false);
       stats_.Add(kPairs, static_cast<int64_t>(pairs.size()));
       have_pairs = true;
     }
