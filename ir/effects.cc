@@ -666,10 +666,13 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
                MemoryOrder::kRelease, MemoryScope::kCta);
       break;
     case OpKind::kMbarrierArriveRemote: {
-      // mbarrier.arrive.release.cluster.shared::cluster on the peer's copy.
+      // mbarrier.arrive{.release.cluster}.shared::cluster on the peer's
+      // copy: release at the scope it names.
       MemoryEffect* bar =
           builder.Box(0, M::kReadWrite, generic, now, D::kPerThread, {1});
-      SetOrder(bar, MemoryOrder::kRelease, MemoryScope::kCluster);
+      SetOrder(
+          bar, MemoryOrder::kRelease,
+          ParseScope(op.GetString("scope")).value_or(MemoryScope::kCluster));
       if (bar != nullptr) bar->remote = true;
       break;
     }

@@ -1635,7 +1635,7 @@ absl::Status KernelEmitter::EmitMbarrier(const Op& op) {
            absl::StrCat("<", op.GetInt("bytes"), ">"));
       break;
     case OpKind::kMbarrierArriveRemote:
-      Call(runtime_.MbarrierArriveRemote(predicated()),
+      Call(runtime_.MbarrierArriveRemote(op.GetString("scope"), predicated()),
            {bar, absl::StrCat("static_cast<kir_u32>(", Var(op.operand_value(1)),
                               ")")});
       break;

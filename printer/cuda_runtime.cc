@@ -551,13 +551,21 @@ std::string CudaRuntime::MbarrierArriveTx(bool predicated) {
   return Define(fn.name + Suffix(predicated), Render(fn, predicated));
 }
 
-std::string CudaRuntime::MbarrierArriveRemote(bool predicated) {
+std::string CudaRuntime::MbarrierArriveRemote(absl::string_view scope,
+                                              bool predicated) {
+  const bool cluster = scope == "cluster";
   AsmFunction fn;
-  fn.name = "kir_mbarrier_arrive_remote";
+  fn.name =
+      cluster ? "kir_mbarrier_arrive_remote" : "kir_mbarrier_arrive_remote_cta";
   fn.params = {"kir_u32 bar", "kir_u32 cta"};
-  fn.ptx = {
-      "{", ".reg .b32 remote;", "mapa.shared::cluster.u32 remote, %0, %1;",
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];", "}"};
+  // `.release.cta` is PTX's default (CUTLASS's form); `.release.cluster`
+  // makes the arriving thread wait until its earlier accesses are visible
+  // to the cluster, which measured 0.5 us per k-step on the H100.
+  fn.ptx = {"{", ".reg .b32 remote;",
+            "mapa.shared::cluster.u32 remote, %0, %1;",
+            absl::StrCat("mbarrier.arrive", cluster ? ".release.cluster" : "",
+                         ".shared::cluster.b64 _, [remote];"),
+            "}"};
   fn.inputs = {"\"r\"(bar)", "\"r\"(cta)"};
   return Define(fn.name + Suffix(predicated), Render(fn, predicated));
 }

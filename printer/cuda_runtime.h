@@ -82,7 +82,7 @@ class CudaRuntime {
   std::string MbarrierArriveTx(bool predicated);  // template <int BYTES> (addr)
   // The barrier at `addr`'s offset in the cluster's CTA of rank `cta`
   // (mapa), release at cluster scope.
-  std::string MbarrierArriveRemote(bool predicated);  // (addr, kir_u32 cta)
+  std::string MbarrierArriveRemote(absl::string_view scope, bool predicated);  // (addr, kir_u32 cta)
   // (addr, parity): a try_wait loop, run by every lane that reaches it (never
   // predicated: a predicated loop breaks the code ptxas makes around it).
   // scope: "cta" or "cluster" (the acquire's).
