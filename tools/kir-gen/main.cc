@@ -337,6 +337,14 @@ int Run(int argc, char** argv) {
     config.circular_buffer = mode;
     by_hand.push_back("--circular-buffer");
   }
+  if (options.count("--cluster") == 0 && !whole &&
+      (config.split_k > 1 || config.circular_buffer != "warp_specialized" ||
+       options.count("--pingpong") > 0)) {
+    // The heuristic's cluster gives way to a split, a pipelined loop or
+    // ping-pong given by hand (multicast takes neither of the first two;
+    // ping-pong with a cluster is asked for with --cluster).
+    config.cluster_m = config.cluster_n = 1;
+  }
   if (options.count("--stages") > 0) {
     int64_t stages = 0;
     if (absl::Status s = integer("--stages", &stages); !s.ok()) {
