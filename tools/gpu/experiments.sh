@@ -23,12 +23,8 @@ export KIR_CACHE_DIR=$device/cache
 bench=$device/tools/kir-bench/kir-bench
 csv=${KIR_EXPERIMENT_CSV:-testdata/bench/llm.csv}
 
-# pipeline WITH_CHANGE: the default pipeline with one pass's options set.
-pipeline() {
-  local p="canonicalize,serialize-split-k,circular-buffer,uniform-predicates,insert-async-waits,plan-shared-memory,insert-syncs,insert-proxy-fences,dce"
-  local pass=${1%%\{*}
-  echo "${p/$pass/$1}"
-}
+# shellcheck source=tools/gpu/pipeline.sh
+source "$root/tools/gpu/pipeline.sh"
 
 # experiment NAME [kir-bench options...] -- VARIANT...
 experiment() {

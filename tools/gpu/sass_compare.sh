@@ -23,12 +23,8 @@ name=$1
 gen_options=$2
 shift 2
 
-# pipeline WITH_CHANGE: the default pipeline with one pass's options set.
-pipeline() {
-  local p="canonicalize,serialize-split-k,circular-buffer,uniform-predicates,insert-async-waits,plan-shared-memory,insert-syncs,insert-proxy-fences,dce"
-  local pass=${1%%\{*}
-  echo "${p/$pass/$1}"
-}
+# shellcheck source=tools/gpu/pipeline.sh
+source "$root/tools/gpu/pipeline.sh"
 
 # shellcheck disable=SC2086  # the kir-gen options are words
 "$device/tools/kir-gen/kir-gen" matmul $gen_options -o "$out/$name.kir" ||
