@@ -144,12 +144,21 @@ struct SplitPlan {
   Mode mode = Mode::kSerial;
   int64_t elements = 1;  // of the partial, per thread (E)
   int vote_barrier = 0;  // tma-atomic: the named barrier id of the vote
+  // tma-atomic: two work tiles alternating by launch parity, the last
+  // arrival adding the others' sum to its own registers (reset=parity), or
+  // one tile that the last arrival reads and zeroes (reset=last).
+  bool parity_tiles = false;
 };
 
 class Checker {
  public:
-  Checker(const Kernel& kernel, Op& splitk, DType work_type, Mode mode)
-      : kernel_(kernel), splitk_(splitk), work_type_(work_type), mode_(mode) {}
+  Checker(const Kernel& kernel, Op& splitk, DType work_type, Mode mode,
+          bool parity_tiles)
+      : kernel_(kernel),
+        splitk_(splitk),
+        work_type_(work_type),
+        mode_(mode),
+        parity_tiles_(parity_tiles) {}
 
   absl::StatusOr<SplitPlan> Run() {
     SplitPlan plan;
@@ -158,6 +167,7 @@ class Checker {
     plan.split_dim = DimIndex(splitk_.GetString("dim"));
     plan.work_type = work_type_;
     plan.mode = mode_;
+    plan.parity_tiles = parity_tiles_ && mode_ == Mode::kTmaAtomic;
     if (absl::Status s = CheckPlace(plan); !s.ok()) return s;
     if (absl::Status s = CheckPartial(plan); !s.ok()) return s;
     if (absl::Status s = CheckTma(plan); !s.ok()) return s;
@@ -379,6 +389,7 @@ class Checker {
   Op& splitk_;
   DType work_type_;
   Mode mode_;
+  bool parity_tiles_;
 };
 
 // Builds the lowered form of one splitk.
@@ -491,6 +502,11 @@ class Rewriter {
     Index(0);
     Index(1);
     Index(32);
+    if (plan_.parity_tiles) {
+      Index(2);
+      tile_rows_ =
+          Query(OpKind::kGridDim, TileDims(plan_.split_dim)[0], "sk_tile_rows");
+    }
     constants_frozen_ = true;
     warp_ = b.Binary(OpKind::kDiv, thread_, Index(32), "sk_warp");
     lane_ = b.Binary(OpKind::kRem, thread_, Index(32), "sk_lane");
@@ -498,7 +514,9 @@ class Rewriter {
     one32_ = b.Constant(1, DType::kI32, "sk_one32");
     zero32_ = b.Constant(0, DType::kI32, "sk_zero32");
     Value* last_split = b.Binary(OpKind::kSub, splits, Index(1), "sk_last");
-    if (plan_.mode == Mode::kTmaAtomic) {
+    if (plan_.parity_tiles) {
+      LowerTmaAtomicParity(b, splits, last_split);
+    } else if (plan_.mode == Mode::kTmaAtomic) {
       LowerTmaAtomic(b, last_split);
     } else {
       Value* issuer = b.Compare("eq", thread_, Index(0), "sk_issuer");
@@ -521,15 +539,7 @@ class Rewriter {
     Stage(b);
     Value* last32 = Cast(last_split, DType::kI32, "sk_last32");
     b.Create(OpKind::kStore, {VoteRef(), Use(zero32_)});
-    Value* first_warp = b.Compare("eq", warp_, Index(0), "sk_issuer_warp");
-    Op* warp_if = b.If(first_warp);
-    OpBuilder in_warp(warp_if->region(0));
-    Inherit(in_warp);
-    Value* elected = in_warp
-                         .Create(OpKind::kElectSync, {}, {},
-                                 {Type::Scalar(DType::kI1)}, {"sk_elected"})
-                         ->result();
-    Op* issue_if = in_warp.If(elected);
+    Op* issue_if = ElectInFirstWarp(b);
     {
       OpBuilder issue(issue_if->region(0));
       Inherit(issue);
@@ -589,6 +599,214 @@ class Rewriter {
     MoveEpilogue(last_if->region(0));
   }
 
+  // tma-atomic with reset=parity: launches alternate between two work
+  // tiles, by the parity of the arrival count, which cycles through
+  // 0 .. 2S-1. A split arrives first, so it knows whether it is the last
+  // before it does anything: the last does not reduce but waits until the
+  // other S-1 have (their `done` count of its parity) and adds their sum to
+  // its own registers; the first arrival, off the critical path, zeroes
+  // the other parity's tile and `done` count, which the next launch uses.
+  // Nothing is zeroed after the sum is read.
+  void LowerTmaAtomicParity(OpBuilder& b, Value* splits, Value* last_split) {
+    Value* issuer = b.Compare("eq", thread_, Index(0), "sk_issuer");
+    Value* splits32 = Cast(splits, DType::kI32, "sk_splits32");
+    Value* last32 = Cast(last_split, DType::kI32, "sk_last32");
+    Value* wrap32 = b.Binary(OpKind::kAdd, splits32, last32, "sk_wrap32");
+    // With two splits one block writes the tile: a store, which the copy
+    // engine does faster than a reduction (the zeroing still runs, so the
+    // next launch may have any split count).
+    Value* one_writer = b.Compare("eq", splits, Index(2), "sk_one_writer");
+    for (int64_t slot : {0, 1, 2}) {
+      b.Create(OpKind::kStore, {VoteRef(slot), Use(zero32_)});
+    }
+    Op* arrive_if = ElectInFirstWarp(b);
+    {
+      OpBuilder arrive(arrive_if->region(0));
+      Inherit(arrive);
+      Value* ticket =
+          arrive
+              .Create(OpKind::kAtomic, {CountRef(Index(0)), Use(one32_)},
+                      {{"op", Attribute::Enum("add")}},
+                      {Type::Scalar(DType::kI32)}, {"sk_ticket"})
+              ->result();
+      Value* odd = arrive.Compare("ge", ticket, splits32, "sk_odd_launch");
+      Value* base =
+          arrive
+              .Create(OpKind::kSelect, {Use(odd), Use(splits32), Use(zero32_)},
+                      {}, {Type::Scalar(DType::kI32)}, {"sk_ticket_base"})
+              ->result();
+      Value* place = arrive.Binary(OpKind::kSub, ticket, base, "sk_place");
+      Value* wraps = arrive.Compare("eq", ticket, wrap32, "sk_wraps");
+      Op* wrap_if = arrive.If(wraps);
+      {
+        // The 2S-th arrival: the count starts again at zero.
+        OpBuilder wrap(wrap_if->region(0));
+        Inherit(wrap);
+        wrap.Create(OpKind::kAtomic, {CountRef(Index(0)), Use(zero32_)},
+                    {{"op", Attribute::Enum("exch")}},
+                    {Type::Scalar(DType::kI32)}, {"sk_count_reset"});
+      }
+      const std::pair<Value*, const char*> votes[] = {
+          {arrive.Compare("eq", place, last32, "sk_arrived_last"),
+           "sk_last_vote"},
+          {odd, "sk_odd_vote"},
+          {arrive.Compare("eq", place, zero32_, "sk_arrived_first"),
+           "sk_first_vote"}};
+      for (int64_t slot : {0, 1, 2}) {
+        Value* flag =
+            arrive
+                .Create(OpKind::kSelect,
+                        {Use(votes[slot].first), Use(one32_), Use(zero32_)}, {},
+                        {Type::Scalar(DType::kI32)}, {votes[slot].second})
+                ->result();
+        arrive.Create(OpKind::kStore, {VoteRef(slot), Use(flag)});
+      }
+    }
+    // Every participant learns the issuer's three answers.
+    const char* names[] = {"sk_runs_epilogue", "sk_odd", "sk_first"};
+    Value* shared[3];
+    for (int64_t slot : {0, 1, 2}) {
+      Value* mine =
+          b.Create(OpKind::kLoad, {VoteRef(slot)}, {},
+                   {Type::Scalar(DType::kI32)}, {absl::StrCat("sk_mine", slot)})
+              ->result();
+      Value* vote =
+          b.Compare("ne", mine, zero32_, absl::StrCat("sk_vote", slot));
+      shared[slot] = b.Create(OpKind::kBarrierRed, {Use(vote)},
+                              {{"op", Attribute::Enum("or")},
+                               {"id", Attribute::Int(plan_.vote_barrier)},
+                               {"threads", Attribute::Int(plan_.threads)}},
+                              {Type::Scalar(DType::kI1)}, {names[slot]})
+                         ->result();
+    }
+    Value* runs = shared[0];
+    Value* odd = shared[1];
+    Value* first = shared[2];
+    // Parity p's tile is row block p of the work buffer, its `done` count
+    // slot 1 + p of the tile's counters.
+    Value* shift =
+        b.Create(OpKind::kSelect, {Use(odd), Use(tile_rows_), Use(Index(0))},
+                 {}, {Type::Scalar(DType::kIndex)}, {"sk_parity_rows"})
+            ->result();
+    Value* other_shift =
+        b.Binary(OpKind::kSub, tile_rows_, shift, "sk_other_rows");
+    work_row_ = b.Binary(OpKind::kAdd, tile_[0], shift, "sk_work_row");
+    Value* other_row =
+        b.Binary(OpKind::kAdd, tile_[0], other_shift, "sk_other_row");
+    Value* parity =
+        b.Create(OpKind::kSelect, {Use(odd), Use(Index(1)), Use(Index(0))}, {},
+                 {Type::Scalar(DType::kIndex)}, {"sk_parity"})
+            ->result();
+    Value* done = b.Binary(OpKind::kAdd, Index(1), parity, "sk_done_slot");
+    Value* other_done =
+        b.Binary(OpKind::kSub, Index(2), parity, "sk_other_done_slot");
+    // All of that depends on nothing the body computes: it goes before the
+    // body, so that the arrival's round trip and the votes overlap the
+    // mainloop instead of delaying the reduction. The last block to start
+    // is the one that waits; every other has started, so it cannot wait
+    // for a block that is not running.
+    MoveBeforeBody(b);
+    Op* last_if = b.If(runs);
+    {
+      // Every other split has reduced into my parity's tile: mine is added
+      // to their sum in registers.
+      OpBuilder last(last_if->region(0));
+      Inherit(last);
+      last.Create(OpKind::kSemWait, {CountRef(done), Use(last32)});
+      AddTileToPartial(last);
+      MoveEpilogue(last_if->region(0));
+    }
+    OpBuilder other(last_if->region(1));
+    Inherit(other);
+    Stage(other);
+    Op* issue_if = other.If(issuer);
+    {
+      OpBuilder issue(issue_if->region(0));
+      Inherit(issue);
+      StoreOrReduce(issue, one_writer);
+      CommitAndWait(issue);
+      issue.Create(OpKind::kReduce, {CountRef(done), Use(one32_)},
+                   {{"op", Attribute::Enum("add")},
+                    {"order", Attribute::Enum("release")}});
+    }
+    Op* first_if = other.If(first);
+    {
+      // The next launch reduces into the other parity's tile.
+      OpBuilder clear(first_if->region(0));
+      Inherit(clear);
+      Value* zero_work = WorkZero(clear);
+      ForEachElement(
+          clear, [&](OpBuilder& e, const std::vector<Value*>&, Value* linear) {
+            e.Create(OpKind::kStore,
+                     {Ref(work_, {other_row, tile_[1], linear, warp_, lane_}),
+                      Use(zero_work)});
+          });
+      Op* reset_if = clear.If(issuer);
+      OpBuilder reset(reset_if->region(0));
+      Inherit(reset);
+      reset.Create(OpKind::kAtomic, {CountRef(other_done), Use(zero32_)},
+                   {{"op", Attribute::Enum("exch")}},
+                   {Type::Scalar(DType::kI32)}, {"sk_done_reset"});
+    }
+  }
+
+  // `if t / 32 == 0 { if elect.sync {} }`: returns the inner if, whose
+  // body the elected lane of the first participating warp runs.
+  Op* ElectInFirstWarp(OpBuilder& b) {
+    Value* first_warp = b.Compare("eq", warp_, Index(0), "sk_issuer_warp");
+    Op* warp_if = b.If(first_warp);
+    OpBuilder in_warp(warp_if->region(0));
+    Inherit(in_warp);
+    Value* elected = in_warp
+                         .Create(OpKind::kElectSync, {}, {},
+                                 {Type::Scalar(DType::kI1)}, {"sk_elected"})
+                         ->result();
+    return in_warp.If(elected);
+  }
+
+  // Every participating thread adds the work tile's sum to its partial
+  // (sum op partial, the unlowered reading's order).
+  void AddTileToPartial(OpBuilder& b) {
+    ForEachElement(b, [&](OpBuilder& e, const std::vector<Value*>& idx,
+                          Value* linear) {
+      Value* sum =
+          Convert(e,
+                  e.Create(OpKind::kLoad, {WorkRef(linear)}, {},
+                           {Type::Scalar(plan_.work_type)}, {"sk_sum_w"})
+                      ->result(),
+                  Type::Scalar(plan_.partial_type), "sk_sum");
+      Value* part = e.Create(OpKind::kLoad, {Ref(plan_.partial, idx)}, {},
+                             {Type::Scalar(plan_.partial_type)}, {"sk_part"})
+                        ->result();
+      Value* total = e.Binary(CombineKind(), sum, part, "sk_total");
+      e.Create(OpKind::kStore, {Ref(plan_.partial, idx), Use(total)});
+    });
+  }
+
+  // The issuer's TMA store of the staged tile when `alone` (the tile's
+  // only or first writer), else its reduction with the splitk's op.
+  void StoreOrReduce(OpBuilder& issue, Value* alone) {
+    Op* alone_if = issue.If(alone);
+    OpBuilder store(alone_if->region(0));
+    Inherit(store);
+    store.Create(OpKind::kTmaStore, {MapRef(), StageRef()});
+    OpBuilder reduce(alone_if->region(1));
+    Inherit(reduce);
+    reduce.Create(OpKind::kTmaReduce, {MapRef(), StageRef()},
+                  {{"op", Attribute::Enum(plan_.splitk->GetString("op"))}});
+  }
+
+  // Moves what `b` made since the body's end to before the body.
+  void MoveBeforeBody(OpBuilder& b) {
+    Region& region = b.region();
+    KIR_CHECK(&region == plan_.splitk->parent_region());
+    const int made = b.index() - body_end_;
+    for (int i = 0; i < made; ++i) {
+      region.Insert(body_begin_ + i, region.Take(body_end_ + i));
+    }
+    body_end_ += made;
+  }
+
   // tma-serial: the splits take turns on one semaphore per tile.
   void LowerTmaSerial(OpBuilder& b, Value* split, Value* last_split,
                       Value* issuer) {
@@ -622,20 +840,7 @@ class Rewriter {
       Op* sum_if = last.If(has_sum);
       OpBuilder add(sum_if->region(0));
       Inherit(add);
-      ForEachElement(add, [&](OpBuilder& e, const std::vector<Value*>& idx,
-                              Value* linear) {
-        Value* sum =
-            Convert(e,
-                    e.Create(OpKind::kLoad, {WorkRef(linear)}, {},
-                             {Type::Scalar(plan_.work_type)}, {"sk_sum_w"})
-                        ->result(),
-                    Type::Scalar(plan_.partial_type), "sk_sum");
-        Value* part = e.Create(OpKind::kLoad, {Ref(plan_.partial, idx)}, {},
-                               {Type::Scalar(plan_.partial_type)}, {"sk_part"})
-                          ->result();
-        Value* total = e.Binary(CombineKind(), sum, part, "sk_total");
-        e.Create(OpKind::kStore, {Ref(plan_.partial, idx), Use(total)});
-      });
+      AddTileToPartial(add);
       MoveEpilogue(last_if->region(0));
     }
     {
@@ -651,16 +856,7 @@ class Rewriter {
         Inherit(wait);
         wait.Create(OpKind::kSemWait, {SyncRef(), Use(turn)});
       }
-      Op* first_if = issue.If(is_first);
-      {
-        OpBuilder store(first_if->region(0));
-        Inherit(store);
-        store.Create(OpKind::kTmaStore, {MapRef(), StageRef()});
-        OpBuilder reduce(first_if->region(1));
-        Inherit(reduce);
-        reduce.Create(OpKind::kTmaReduce, {MapRef(), StageRef()},
-                      {{"op", Attribute::Enum(plan_.splitk->GetString("op"))}});
-      }
+      StoreOrReduce(issue, is_first);
       CommitAndWait(issue);
       issue.Create(OpKind::kReduce, {SyncRef(), Use(one32_)},
                    {{"op", Attribute::Enum("add")},
@@ -675,8 +871,10 @@ class Rewriter {
     Op& splitk = *plan_.splitk;
     Region& region = *splitk.parent_region();
     int at = region.IndexOf(&splitk);
+    body_begin_ = at;
     Region& body = splitk.region(0);
     while (!body.empty()) region.Insert(at++, body.Take(0));
+    body_end_ = at;
     top_ = std::make_unique<OpBuilder>(region, at);
     Inherit(*top_);
     constants_.clear();
@@ -759,16 +957,27 @@ class Rewriter {
     return Ref(stage_, {constants_.at(0), constants_.at(0), constants_.at(0),
                         constants_.at(0), constants_.at(0)});
   }
+  // The tile's row of the work buffer: its block row, plus G1 in an odd
+  // launch with reset=parity.
+  Value* WorkRow() const { return work_row_ != nullptr ? work_row_ : tile_[0]; }
   Operand MapRef() const {
-    return Ref(map_, {tile_[0], tile_[1], constants_.at(0), constants_.at(0),
+    return Ref(map_, {WorkRow(), tile_[1], constants_.at(0), constants_.at(0),
                       constants_.at(0)});
   }
   Operand WorkRef(Value* linear) const {
-    return Ref(work_, {tile_[0], tile_[1], linear, warp_, lane_});
+    return Ref(work_, {WorkRow(), tile_[1], linear, warp_, lane_});
   }
+  // reset=parity: counter `slot` of the tile (0 arrivals, 1 + p the
+  // reductions done in a launch of parity p).
+  Operand CountRef(Value* slot) const {
+    return Ref(sem_, {tile_[0], tile_[1], slot});
+  }
+  Operand CountRef(int64_t slot) const { return CountRef(constants_.at(slot)); }
   Operand SyncRef() const { return Ref(sem_, {tile_[0], tile_[1]}); }
   Operand HandoffRef() const { return Ref(handoff_, {constants_.at(0)}); }
-  Operand VoteRef() const { return Ref(vote_, {constants_.at(0)}); }
+  Operand VoteRef(int64_t slot = 0) const {
+    return Ref(vote_, {constants_.at(slot)});
+  }
 
   // TMA modes: the per-tile semaphore or arrival counter and the work
   // buffer (workspaces, with a tensor map over the work buffer), the staged
@@ -783,12 +992,19 @@ class Rewriter {
     const std::vector<IndexExpr> tiles = {kernel_.grid[tile_dims[0]],
                                           kernel_.grid[tile_dims[1]]};
     const bool atomic = plan_.mode == Mode::kTmaAtomic;
+    std::vector<IndexExpr> counters = tiles;
+    if (plan_.parity_tiles) counters.push_back(IndexExpr::Constant(3));
     sem_ = b.Create(OpKind::kAllocWorkspace, {}, {},
-                    {Type::Buffer(MemorySpace::kGlobal, DType::kI32, tiles)},
+                    {Type::Buffer(MemorySpace::kGlobal, DType::kI32, counters)},
                     {atomic ? "sk_count" : "sk_sem"})
                ->result();
     const int64_t warps = plan_.threads / 32;
     std::vector<IndexExpr> shape = tiles;
+    if (plan_.parity_tiles) {
+      // Two tiles per tile position: the second parity's rows follow.
+      shape[0] = IndexExpr::Binary(IndexExpr::Kind::kMul,
+                                   IndexExpr::Constant(2), tiles[0]);
+    }
     for (int64_t extent : {plan_.elements, warps, int64_t{32}}) {
       shape.push_back(IndexExpr::Constant(extent));
     }
@@ -809,8 +1025,9 @@ class Rewriter {
             ->result();
     if (atomic) {
       vote_ = b.Create(OpKind::kAllocReg, {}, {},
-                       {Type::Buffer(MemorySpace::kRegister, DType::kI32,
-                                     {IndexExpr::Constant(1)})},
+                       {Type::Buffer(
+                           MemorySpace::kRegister, DType::kI32,
+                           {IndexExpr::Constant(plan_.parity_tiles ? 3 : 1)})},
                        {"sk_vote"})
                   ->result();
     } else {
@@ -1026,6 +1243,12 @@ class Rewriter {
   Value* handoff_ = nullptr;  // tma-serial
   Value* vote_ = nullptr;     // tma-atomic: the issuer's "last" as 0 / 1
   Value* map_ = nullptr;
+  // tma-atomic with reset=parity.
+  Value* tile_rows_ = nullptr;  // G1
+  Value* work_row_ = nullptr;   // the tile's row in this launch's parity
+  // Where the splitk's body sits in its parent region after it moved there.
+  int body_begin_ = 0;
+  int body_end_ = 0;
 };
 
 }  // namespace
@@ -1041,6 +1264,8 @@ absl::Status SerializeSplitK(Kernel& kernel, const PassOptions& options,
   if (!work_name.ok()) return work_name.status();
   const std::optional<DType> work_type = WorkType(*work_name);
   KIR_CHECK(work_type.has_value()) << "undeclared work type " << *work_name;
+  absl::StatusOr<std::string> reset = options.GetString("reset");
+  if (!reset.ok()) return reset.status();
   const std::optional<Mode> parsed_mode = ModeNamed(*mode);
   KIR_CHECK(parsed_mode.has_value()) << "undeclared mode " << *mode;
   for (bool first = true;;) {
@@ -1054,7 +1279,8 @@ absl::Status SerializeSplitK(Kernel& kernel, const PassOptions& options,
     }
     first = false;
     absl::StatusOr<SplitPlan> plan =
-        Checker(kernel, *splitk, *work_type, *parsed_mode).Run();
+        Checker(kernel, *splitk, *work_type, *parsed_mode, *reset == "parity")
+            .Run();
     if (!plan.ok()) return plan.status();
     Rewriter(kernel, context, *std::move(plan)).Run();
   }

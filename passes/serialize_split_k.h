@@ -6,7 +6,9 @@
 //
 // Pass: serialize-split-k
 // Options: mode=serial (default) | tma-serial | tma-atomic; work=f32
-//   (default) | bf16 | f16, the work buffer's element type.
+//   (default) | bf16 | f16, the work buffer's element type; reset=parity
+//   (default) | last, how tma-atomic leaves its work tile zeroed for the
+//   next launch (below).
 // Requires: a verified kernel in the unlowered reading (ir/language.md,
 //   "Two readings", 4). Each `splitk` sits at the kernel's top level or
 //   directly in a role (so that the threads that take part are known), no
@@ -72,23 +74,46 @@
 //     and, when it is not zero, adds the work tile into its registers
 //     (sum op partial, so the order is that of the unlowered reading), then
 //     runs the epilogue. Deterministic.
-//   - tma-atomic: every split stages, and the issuer TMA-reduce-adds into
-//     the zeroed work tile, commits, waits, and arrives with `atomic add 1
-//     {order = acq_rel}`; the one that sees S-1 arrivals before its own
-//     resets the counter (`atomic exch 0`); the issuer's %sk_vote holds
-//     whether it was last (every other thread's holds 0). Every
-//     participating thread then votes with it at
-//     `barrier.red or {id = B, threads = T}` (B a named barrier id not in
-//     use, or one used by the same role with the same count): the result,
-//     %sk_runs_epilogue, is the same in every participant, and the barrier
-//     hands the issuer's acquire (and so the completed reductions of every
-//     split) to them. Under it each loads the sum into its partial, stores
-//     zero back (the tile is zeroed for the next launch) and runs the
-//     epilogue, which may hold warp-collective ops (stmatrix, a TMA store's
-//     election): the condition is uniform. When circular-buffer later makes
-//     the block the consumer role, T stays the consumers' count. Not
-//     bit-deterministic (the reductions of different blocks land in any
-//     order).
+//   - tma-atomic, reset=parity (the default): launches alternate between
+//     two work tiles by the parity p of an arrival count that cycles
+//     through 0 .. 2S-1; %sk_count is i32[G1, G2, 3] (arrivals, then the
+//     reductions `done` in a launch of parity 0 and 1), the work buffer
+//     holds 2 G1 tile rows (parity 1's after parity 0's) and %sk_vote is
+//     i32[3]. Before the body (so that it overlaps the mainloop), the
+//     issuer (`elect.sync` under `t / 32 == 0`) takes a ticket
+//     (`atomic add 1`): p = ticket >= S, its place ticket - p S; the
+//     2S-th arrival sets the count back to zero (`atomic exch`). Three
+//     votes at `barrier.red or {id = B, threads = T}` give every
+//     participant "last" (place S-1), p and "first" (place 0). After the
+//     body, the last block waits until `done[p]` equals S-1
+//     (`sem.wait`, acquire) and adds the tile into its registers (sum +
+//     partial), then runs the epilogue; it never stages or reduces. Every
+//     other block stages; its issuer (`t == 0`) TMA-reduce-adds into the
+//     tile of parity p (with S = 2 it is the tile's only writer and
+//     TMA-stores instead), commits, waits without `read` and releases
+//     with `red add done[p], 1 {order = release}`; the first block then
+//     zeroes the other parity's tile and `done` count, which the next
+//     launch uses. The last block to arrive is the last to start its
+//     body, so every block it waits for is running. Nothing is zeroed
+//     between the sum and the epilogue.
+//   - tma-atomic, reset=last: every split stages, and the issuer
+//     TMA-reduce-adds into the zeroed work tile, commits, waits, and
+//     arrives with `atomic add 1 {order = acq_rel}`; the one that sees
+//     S-1 arrivals before its own resets the counter (`atomic exch 0`);
+//     the issuer's %sk_vote (i32[1]) holds whether it was last (every
+//     other thread's holds 0). Every participating thread then votes
+//     with it at `barrier.red or {id = B, threads = T}`.
+//   - tma-atomic, both forms: B is a named barrier id not in use, or one
+//     used by the same role with the same count. A vote's result is the
+//     same in every participant, and the barrier hands the issuer's
+//     acquire (reset=last: the completed reductions of every split) to
+//     them. reset=last: under it each loads the sum into its partial,
+//     stores zero back (the tile is zeroed for the next launch) and runs
+//     the epilogue. The epilogue may hold warp-collective ops (stmatrix, a
+//     TMA store's election): its condition is uniform. When
+//     circular-buffer later makes the block the consumer role, T stays
+//     the consumers' count. Not bit-deterministic (the reductions of
+//     different blocks land in any order).
 //   - Who orders the rest: insert-syncs places the barrier between the
 //     staging stores and the TMA, and (tma-serial) the barrier between the
 //     hand-over store and its loads, which also hands the issuer's acquire

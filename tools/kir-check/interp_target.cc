@@ -7,6 +7,58 @@
 
 namespace kir::check {
 
+namespace {
+
+// Reports one launch's outcome; false when it failed or hung (`status`
+// says which).
+bool RunOnce(const RunDirective& directive, const Kernel& kernel,
+             const Launch& launch, const RunOutcome& outcome,
+             const std::string& pipeline, std::ostream& out,
+             std::string& status) {
+  out << absl::StrFormat(
+      "  interpreter: pipeline '%s'%s, reference schedule, %d threads in "
+      "%d blocks, %d ops, %.2f s\n",
+      pipeline,
+      directive.workspace == WorkspaceZeroing::kOnce
+          ? ", workspaces zeroed once"
+          : "",
+      outcome.stats.threads, outcome.stats.blocks, outcome.stats.ops,
+      outcome.stats.seconds);
+  if (!outcome.error.ok()) {
+    out << "  ERROR: " << outcome.error.message() << "\n";
+    status = "FAILED";
+    return false;
+  }
+  bool deadlock = false;
+  for (const Hazard& hazard : outcome.hazards.hazards()) {
+    out << RenderHazard(hazard, kernel).Render();
+    deadlock |= hazard.kind == HazardKind::kDeadlock ||
+                hazard.kind == HazardKind::kBarrierCount ||
+                hazard.kind == HazardKind::kPartialCollective;
+  }
+  if (deadlock) {
+    out << "  HANG: the kernel deadlocks (no thread can proceed)\n";
+    status = "hang";
+    return false;
+  }
+  std::string log;
+  absl::StatusOr<int> mismatches =
+      EvaluateChecks(directive, kernel, launch, outcome.tensors, log);
+  if (!mismatches.ok()) {
+    out << "  ERROR: " << mismatches.status().message() << "\n";
+    status = "FAILED";
+    return false;
+  }
+  out << log;
+  if (*mismatches > 0) {
+    status = "FAILED";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 int RunDirectivesOnInterpreter(const std::shared_ptr<const SourceFile>& source,
                                const std::vector<RunDirective>& directives,
                                const InterpTargetOptions& options,
@@ -54,44 +106,20 @@ int RunDirectivesOnInterpreter(const std::shared_ptr<const SourceFile>& source,
       }
       MachineOptions machine;
       machine.schedule = Schedule::kReference;
-      RunOutcome outcome = RunKernel(**program, *launch, machine);
-      seconds = outcome.stats.seconds;
-      out << absl::StrFormat(
-          "  interpreter: pipeline '%s'%s, reference schedule, %d threads in "
-          "%d blocks, %d ops, %.2f s\n",
-          pipeline,
-          directive.workspace == WorkspaceZeroing::kOnce
-              ? ", workspaces zeroed once"
-              : "",
-          outcome.stats.threads, outcome.stats.blocks, outcome.stats.ops,
-          outcome.stats.seconds);
-      if (!outcome.error.ok()) {
-        out << "  ERROR: " << outcome.error.message() << "\n";
-        status = "FAILED";
-        return;
+      // With `workspace=once` each launch starts from what the previous
+      // one left in the workspaces, as on the GPU.
+      for (int run = 1; run <= options.repetitions; ++run) {
+        if (run > 1) out << "  launch " << run << ":\n";
+        RunOutcome outcome = RunKernel(**program, *launch, machine);
+        seconds += outcome.stats.seconds;
+        if (directive.workspace == WorkspaceZeroing::kOnce) {
+          launch->workspaces = outcome.workspaces;
+        }
+        if (!RunOnce(directive, *kernel, *launch, outcome, pipeline, out,
+                     status)) {
+          return;
+        }
       }
-      bool deadlock = false;
-      for (const Hazard& hazard : outcome.hazards.hazards()) {
-        out << RenderHazard(hazard, *kernel).Render();
-        deadlock |= hazard.kind == HazardKind::kDeadlock ||
-                    hazard.kind == HazardKind::kBarrierCount ||
-                    hazard.kind == HazardKind::kPartialCollective;
-      }
-      if (deadlock) {
-        out << "  HANG: the kernel deadlocks (no thread can proceed)\n";
-        status = "hang";
-        return;
-      }
-      std::string log;
-      absl::StatusOr<int> mismatches =
-          EvaluateChecks(directive, *kernel, *launch, outcome.tensors, log);
-      if (!mismatches.ok()) {
-        out << "  ERROR: " << mismatches.status().message() << "\n";
-        status = "FAILED";
-        return;
-      }
-      out << log;
-      if (*mismatches > 0) status = "FAILED";
     }();
     if (status == "passed") {
       ++passed;

@@ -19,6 +19,9 @@ struct InterpTargetOptions {
   // Overrides every directive's pipeline= when set.
   std::optional<std::string> pipeline;
   std::optional<int> only;  // 1-based
+  // Launches per directive, each checked; with `workspace=once` each
+  // starts from the workspaces the previous one left.
+  int repetitions = 1;
 };
 
 // Runs `directives` (already validated) of `source`; prints a report in

@@ -209,6 +209,11 @@ absl::Status Machine::Setup(const Launch& launch) {
                << "the tensor bound to %" << buffer.value->name()
                << " does not have its type";
       }
+    } else if (auto kept = launch.workspaces.find(buffer.value->name());
+               kept != launch.workspaces.end() &&
+               kept->second.dtype == buffer.dtype &&
+               kept->second.shape == shape) {
+      tensor = kept->second;
     } else {
       tensor = MakeTensor(buffer.dtype, shape, RowMajorStrides(shape));
     }
@@ -1529,10 +1534,12 @@ RunOutcome Machine::Run(const Launch& launch) {
   outcome.stopped = stopped_;
   outcome.hazards = std::move(hazards_);
   for (const BufferRec& buffer : program_.buffers()) {
-    if (!buffer.is_param || global_areas_[buffer.id] == nullptr) continue;
+    if (global_areas_[buffer.id] == nullptr) continue;
+    if (!buffer.is_param && !buffer.is_workspace) continue;
     TensorData tensor = global_shapes_[buffer.id];
     tensor.bytes = global_areas_[buffer.id]->data;
-    outcome.tensors.emplace(buffer.value->name(), std::move(tensor));
+    (buffer.is_param ? outcome.tensors : outcome.workspaces)
+        .emplace(buffer.value->name(), std::move(tensor));
   }
   outcome.stats.ops = steps_;
   outcome.stats.async_ops = static_cast<int64_t>(async_ops_.size());

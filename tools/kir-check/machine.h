@@ -65,6 +65,9 @@ struct Launch {
   std::map<std::string, int64_t> sizes;
   std::map<std::string, double> scalars;
   std::map<std::string, TensorData> tensors;
+  // What each workspace holds at the start, by name (a previous launch's
+  // RunOutcome::workspaces); a workspace not here starts zeroed.
+  std::map<std::string, TensorData> workspaces;
 };
 
 enum class Schedule { kReference, kAdversarial };
@@ -108,6 +111,9 @@ struct RunOutcome {
   HazardLog hazards;
   // Final contents of every tensor parameter, by name.
   std::map<std::string, TensorData> tensors;
+  // Final contents of every workspace, by name: the next launch's start
+  // when workspaces are zeroed once.
+  std::map<std::string, TensorData> workspaces;
   RunStats stats;
   // Executions of each op (Program::ops() order), for mutation testing.
   std::vector<int64_t> op_executions;

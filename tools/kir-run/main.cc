@@ -101,7 +101,9 @@ with the bound sizes and inputs, and compares its outputs with references.
                          on the GPU without the pass that would fix it
   --target=T             gpu (default) or interp: run on the CPU interpreter
                          (kir-check's reference schedule, references on the
-                         CPU); needs no GPU; --bench, --sanitize and the
+                         CPU); needs no GPU; --repetitions launches N
+                         times, each from the workspaces the last left
+                         under workspace=once; --bench, --sanitize and the
                          other GPU options do not apply
   --probe                exit 0 if a usable GPU (sm_90) is present, else 77
   --launch-overhead      time 1000 host launches of directive 1's kernel
@@ -532,6 +534,7 @@ int Main(int argc, char** argv) {
     check::InterpTargetOptions options;
     options.pipeline = flags.run.pipeline;
     options.only = flags.only;
+    options.repetitions = flags.run.repetitions;
     return check::RunDirectivesOnInterpreter(source, *directives, options,
                                              std::cout);
   }
