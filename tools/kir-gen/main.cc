@@ -338,11 +338,11 @@ int Run(int argc, char** argv) {
     by_hand.push_back("--circular-buffer");
   }
   if (options.count("--cluster") == 0 && !whole &&
-      (config.split_k > 1 || config.circular_buffer != "warp_specialized" ||
+      (config.circular_buffer != "warp_specialized" ||
        options.count("--pingpong") > 0)) {
-    // The heuristic's cluster gives way to a split, a pipelined loop or
-    // ping-pong given by hand (multicast takes neither of the first two;
-    // ping-pong with a cluster is asked for with --cluster).
+    // The heuristic's cluster gives way to a pipelined loop or ping-pong
+    // given by hand (multicast does not take the first; ping-pong with a
+    // cluster is asked for with --cluster).
     config.cluster_m = config.cluster_n = 1;
   }
   if (options.count("--stages") > 0) {
