@@ -450,11 +450,8 @@ int Main(int argc, char** argv) {
           ParseExpectedDiagnostics(source->text, file_name);
       absl::Status check =
           expected.ok()
-              ? CheckDiagnostics(
-                    *expected,
-                    status.ok() ? std::vector<ReportedDiagnostic>()
-                                : ParseReportedDiagnostics(status.message()),
-                    file_name)
+              ? CheckDiagnostics(*expected, ReportedDiagnosticsOf(status),
+                                 file_name)
               : expected.status();
       if (!check.ok()) {
         std::cerr << check.message() << "\n";
