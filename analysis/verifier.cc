@@ -90,9 +90,9 @@ enum Rule : int {
   kWorkspaceMap,
   kRemoteArrive,
   kBarrierReduction,
+  kPredicatedIf,
 };
-static_assert(kBarrierReduction == 54,
-              "keep the rule ids in step with verifier.h");
+static_assert(kPredicatedIf == 55, "keep the rule ids in step with verifier.h");
 
 constexpr int64_t kSharedMemoryLimit = 232448;  // 227 KiB per block
 constexpr int64_t kRegisterFileSize = 65536;    // 32-bit registers per SM
@@ -216,7 +216,10 @@ std::string SlotName(OpKind kind, int slot) {
     case OpKind::kTmaPrefetch:
       return "tensor map";
     case OpKind::kWgmma:
-      return slot == 0 ? "accumulator" : slot == 1 ? "A operand" : "B operand";
+      return slot == 0   ? "accumulator"
+             : slot == 1 ? "A operand"
+             : slot == 2 ? "B operand"
+                         : "zero-init predicate";
     case OpKind::kMbarrierWait:
       return slot == 0 ? "mbarrier" : "phase";
     case OpKind::kSemWait:
@@ -766,11 +769,16 @@ bool Verifier::CheckShape(const Op& op) {
   const int num_slots = static_cast<int>(info.operands.size());
   const bool variadic =
       num_slots > 0 && info.operands.back() == OperandSlot::kVariadic;
+  const bool optional =
+      num_slots > 0 && info.operands.back() == OperandSlot::kOptional;
   const int count = op.num_operands();
   if (op.kind() != OpKind::kPtx &&
-      (variadic ? count < num_slots : count != num_slots)) {
+      (variadic   ? count < num_slots
+       : optional ? count < num_slots - 1 || count > num_slots
+                  : count != num_slots)) {
     fail() << op.mnemonic() << " takes " << (variadic ? "at least " : "")
-           << Plural(num_slots, "operand") << ", got " << count;
+           << Plural(optional ? num_slots - 1 : num_slots, "operand")
+           << (optional ? " and an optional one" : "") << ", got " << count;
   } else {
     for (int i = 0; i < count; ++i) {
       const Operand& operand = op.operand(i);
@@ -1110,12 +1118,18 @@ void Verifier::CheckOp(const Op& op) {
     case OpKind::kPtx:
       CheckPtx(op);
       break;
-    case OpKind::kIf:
+    case OpKind::kIf: {
       if (!op.operand_value(0)->type().is_scalar(DType::kI1)) {
         Fail(op, kControlOperands) << "if condition must be i1, got "
                                    << op.operand_value(0)->type().ToString();
       }
+      std::string why;
+      if (op.GetFlag("predicated") && !CanIssuePredicated(op, &why)) {
+        Fail(op, kPredicatedIf)
+            << "if {predicated} cannot be issued branch-free: " << why;
+      }
       break;
+    }
     case OpKind::kFor: {
       static constexpr const char* kWhat[] = {"lower bound", "upper bound",
                                               "step"};
@@ -1992,6 +2006,16 @@ void Verifier::CheckWgmma(const Op& op) {
       op.GetString("a_major") != "k") {
     Fail(op, kWgmma) << "wgmma A from registers must be K-major, got a_major = "
                      << op.GetString("a_major");
+  }
+  if (op.num_operands() > 3) {
+    const Type& zero = op.operand_value(3)->type();
+    if (!zero.is_scalar(DType::kI1)) {
+      Fail(op, kWgmma) << "wgmma zero-init predicate must be i1, got "
+                       << zero.ToString();
+    } else if (op.GetFlag("zero_init")) {
+      Fail(op, kWgmma) << "wgmma takes a zero-init predicate or the zero_init "
+                          "flag, not both";
+    }
   }
 }
 

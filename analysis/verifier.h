@@ -100,7 +100,8 @@
 //       1..2^20-1.
 //   V30 wgmma: n a multiple of 8 in 8..256; A and B of one 16-bit type; an
 //       f32 (or, for f16 inputs, f16) accumulator; A from registers is
-//       K-major.
+//       K-major; a zero-init predicate is i1 and excludes the zero_init
+//       flag.
 // Async groups (checked once every other rule holds)
 //   V31 A commit runs in exactly the threads that issued the ops of its
 //       group (the ops of its completion kind since the previous commit of
@@ -164,6 +165,10 @@
 // Barrier reductions
 //   V54 barrier.red takes an i1 predicate and returns i1 (or, and) or i32
 //       (popc). As a named barrier it is also subject to V43, V44 and V46.
+// Predicated issue
+//   V55 An `if {predicated}` has an elect.sync result as its condition, no
+//       else, and a body of computations and predicable ops (the effects
+//       table).
 //
 // V31 to V35, V45's uniformity part and V46 need the thread analysis, which
 // assumes a well-formed kernel, so they run only when no other rule fails.

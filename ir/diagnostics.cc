@@ -1,8 +1,14 @@
 #include "ir/diagnostics.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/cord.h"
+#include "absl/types/optional.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "ir/utf8.h"
@@ -117,6 +123,112 @@ void RenderOne(const Diagnostic& diagnostic, std::string& out) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------
+// Diagnostics as status payloads.
+
+namespace {
+
+// The payload holding a status's diagnostics. Each diagnostic is encoded as
+// `severity line column notes file-size:file message-size:message`, its
+// notes following it the same way, so that encodings concatenate.
+constexpr char kDiagnosticsPayload[] = "type.kir/diagnostics";
+
+void Encode(const Diagnostic& diagnostic, std::string& out) {
+  const std::string file =
+      diagnostic.loc.file ? diagnostic.loc.file->name : std::string();
+  absl::StrAppend(&out, static_cast<int>(diagnostic.severity), " ",
+                  diagnostic.loc.line, " ", diagnostic.loc.column, " ",
+                  diagnostic.notes.size(), " ", file.size(), ":", file, " ",
+                  diagnostic.message.size(), ":", diagnostic.message, " ");
+}
+
+void EncodeWithNotes(const Diagnostic& diagnostic, std::string& out) {
+  Encode(diagnostic, out);
+  for (const Diagnostic& note : diagnostic.notes) {
+    Diagnostic flat = note;
+    flat.notes.clear();
+    Encode(flat, out);
+  }
+}
+
+// Reads one integer followed by `separator` from the front of `in`.
+bool ReadInt(absl::string_view& in, char separator, int64_t& value) {
+  const size_t end = in.find(separator);
+  if (end == absl::string_view::npos ||
+      !absl::SimpleAtoi(in.substr(0, end), &value)) {
+    return false;
+  }
+  in.remove_prefix(end + 1);
+  return true;
+}
+
+// Reads `size:bytes ` from the front of `in`.
+bool ReadString(absl::string_view& in, std::string& value) {
+  int64_t size = 0;
+  if (!ReadInt(in, ':', size) || size < 0 ||
+      static_cast<size_t>(size) + 1 > in.size()) {
+    return false;
+  }
+  value = std::string(in.substr(0, static_cast<size_t>(size)));
+  in.remove_prefix(static_cast<size_t>(size) + 1);
+  return true;
+}
+
+bool Decode(absl::string_view& in, Diagnostic& diagnostic, int64_t& notes) {
+  int64_t severity = 0, line = 0, column = 0;
+  std::string file;
+  if (!ReadInt(in, ' ', severity) || !ReadInt(in, ' ', line) ||
+      !ReadInt(in, ' ', column) || !ReadInt(in, ' ', notes) ||
+      !ReadString(in, file) || !ReadString(in, diagnostic.message) ||
+      severity < static_cast<int>(Severity::kError) ||
+      severity > static_cast<int>(Severity::kNote)) {
+    return false;
+  }
+  diagnostic.severity = static_cast<Severity>(severity);
+  diagnostic.loc.line = static_cast<int>(line);
+  diagnostic.loc.column = static_cast<int>(column);
+  if (!file.empty()) {
+    auto source = std::make_shared<SourceFile>();
+    source->name = std::move(file);
+    diagnostic.loc.file = std::move(source);
+  }
+  return true;
+}
+
+std::string EncodedDiagnostics(const absl::Status& status) {
+  absl::optional<absl::Cord> payload = status.GetPayload(kDiagnosticsPayload);
+  return payload ? std::string(*payload) : std::string();
+}
+
+}  // namespace
+
+std::vector<Diagnostic> DiagnosticsOf(const absl::Status& status) {
+  std::vector<Diagnostic> diagnostics;
+  const std::string encoded = EncodedDiagnostics(status);
+  absl::string_view in = encoded;
+  while (!in.empty()) {
+    Diagnostic diagnostic;
+    int64_t notes = 0;
+    if (!Decode(in, diagnostic, notes)) break;
+    for (int64_t i = 0; i < notes; ++i) {
+      Diagnostic note;
+      int64_t nested = 0;
+      if (!Decode(in, note, nested)) break;
+      diagnostic.notes.push_back(std::move(note));
+    }
+    diagnostics.push_back(std::move(diagnostic));
+  }
+  return diagnostics;
+}
+
+absl::Status KeepDiagnostics(absl::Status status, const absl::Status& from) {
+  const std::string kept = EncodedDiagnostics(from);
+  if (kept.empty() || status.ok()) return status;
+  status.SetPayload(kDiagnosticsPayload,
+                    absl::Cord(EncodedDiagnostics(status) + kept));
+  return status;
+}
+
 std::string Diagnostic::Render() const {
   std::string out;
   RenderOne(*this, out);
@@ -142,7 +254,11 @@ InFlightDiagnostic& InFlightDiagnostic::Note(Location loc,
 absl::Status InFlightDiagnostic::ToStatus() const {
   std::string text = diagnostic_.Render();
   if (!text.empty() && text.back() == '\n') text.pop_back();
-  return absl::InvalidArgumentError(text);
+  absl::Status status = absl::InvalidArgumentError(text);
+  std::string encoded;
+  EncodeWithNotes(diagnostic_, encoded);
+  status.SetPayload(kDiagnosticsPayload, absl::Cord(encoded));
+  return status;
 }
 
 InFlightDiagnostic Error(const Location& loc) {
@@ -156,14 +272,19 @@ InFlightDiagnostic Warning(const Location& loc) {
 absl::Status JoinStatuses(const std::vector<absl::Status>& statuses) {
   absl::Status first;
   std::string message;
+  std::string encoded;
   for (const absl::Status& status : statuses) {
     if (status.ok()) continue;
     if (first.ok()) first = status;
     if (!message.empty()) message += "\n";
     message += std::string(status.message());
+    encoded += EncodedDiagnostics(status);
   }
   if (first.ok()) return first;
-  return absl::Status(first.code(), message);
+  absl::Status joined(first.code(), message);
+  if (!encoded.empty())
+    joined.SetPayload(kDiagnosticsPayload, absl::Cord(encoded));
+  return joined;
 }
 
 }  // namespace kir

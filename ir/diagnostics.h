@@ -11,8 +11,10 @@
 //   file:line:col: note: ...
 //
 // Several diagnostics may be joined into one status; each rendered
-// diagnostic starts with a "file:line:col: severity: " line, which is what
-// `kir-opt --verify-diagnostics` matches against.
+// diagnostic starts with a "file:line:col: severity: " line. The status
+// also carries the diagnostics as values (DiagnosticsOf), which is what
+// `kir-opt --verify-diagnostics` matches against: a message that happens to
+// contain such a line is not taken for a second diagnostic.
 #ifndef KIR_IR_DIAGNOSTICS_H_
 #define KIR_IR_DIAGNOSTICS_H_
 
@@ -64,8 +66,19 @@ InFlightDiagnostic Error(const Location& loc);
 InFlightDiagnostic Warning(const Location& loc);
 
 // Joins the messages of several failed statuses into one status (first
-// error code wins); returns OK when all are OK.
+// error code wins), and their diagnostics; returns OK when all are OK.
 absl::Status JoinStatuses(const std::vector<absl::Status>& statuses);
+
+// The diagnostics `status` carries as values: those InFlightDiagnostic::
+// ToStatus put in it, in order, kept through JoinStatuses and
+// KeepDiagnostics. A decoded location names its file but holds no text (no
+// source line to echo). Empty for OK, and for a status no diagnostic made.
+std::vector<Diagnostic> DiagnosticsOf(const absl::Status& status);
+
+// `status` carrying, after its own, the diagnostics of `from`: for code
+// that builds a new status around another's message (adding a line of
+// context), so that the diagnostics stay values.
+absl::Status KeepDiagnostics(absl::Status status, const absl::Status& from);
 
 }  // namespace kir
 

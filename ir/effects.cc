@@ -352,11 +352,45 @@ OpFacts FactsFor(OpKind kind) {
   return {};
 }
 
+// Ops issued as one instruction (or one runtime call with an `_if` form)
+// that a thread predicate can guard without a branch.
+bool Predicable(OpKind kind) {
+  switch (kind) {
+    case OpKind::kTmaLoad:
+    case OpKind::kTmaStore:
+    case OpKind::kTmaReduce:
+    case OpKind::kTmaPrefetch:
+    case OpKind::kBulkLoad:
+    case OpKind::kBulkStore:
+    case OpKind::kBulkCommit:
+    case OpKind::kBulkWait:
+    case OpKind::kMbarrierInit:
+    case OpKind::kMbarrierInval:
+    case OpKind::kMbarrierArrive:
+    case OpKind::kMbarrierArriveTx:
+    case OpKind::kMbarrierArriveRemote:
+    case OpKind::kMbarrierWait:
+    case OpKind::kSemWait:
+    case OpKind::kSemRelease:
+    case OpKind::kFenceProxyAsync:
+    case OpKind::kFenceAcqRel:
+    case OpKind::kFenceMbarrierInit:
+    case OpKind::kCpAsync:
+    case OpKind::kCpAsyncCommit:
+    case OpKind::kCpAsyncWait:
+    case OpKind::kReduce:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::vector<OpFacts> BuildFactsTable() {
   std::vector<OpFacts> table;
   table.reserve(kNumOpKinds);
   for (int i = 0; i < kNumOpKinds; ++i) {
     table.push_back(FactsFor(static_cast<OpKind>(i)));
+    table.back().predicable = Predicable(static_cast<OpKind>(i));
   }
   return table;
 }
@@ -721,6 +755,36 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
       break;  // no memory effects
   }
   return builder.Take();
+}
+
+bool CanIssuePredicated(const Op& if_op, std::string* why) {
+  auto fail = [&](std::string reason) {
+    if (why != nullptr) *why = std::move(reason);
+    return false;
+  };
+  if (if_op.kind() != OpKind::kIf) return fail("not an if");
+  const Op* condition = if_op.operand_value(0)->defining_op();
+  if (condition == nullptr || condition->kind() != OpKind::kElectSync) {
+    return fail("its condition is not an elect.sync result");
+  }
+  if (if_op.num_regions() > 1 && !if_op.region(1).empty()) {
+    return fail("it has an else region");
+  }
+  for (const auto& inner : if_op.region(0).ops()) {
+    const OpFacts& facts = FactsOf(inner->kind());
+    if (!facts.computes && !facts.predicable) {
+      return fail(absl::StrCat("its body holds '", inner->mnemonic(),
+                               "', which has no predicated form"));
+    }
+  }
+  return true;
+}
+
+bool HoldsSingleIssue(const Region& region) {
+  for (const auto& op : region.ops()) {
+    if (FactsOf(op->kind()).exec == ExecClass::kSingleIssue) return true;
+  }
+  return false;
 }
 
 bool ProxyFenceOrders(const Op& op, MemorySpace space) {

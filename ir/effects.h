@@ -176,6 +176,10 @@ struct OpFacts {
   // packing, index queries, `const`). No memory, no synchronization: it can
   // be recomputed, hoisted, or run under any predicate.
   bool computes = false;
+  // One instruction that can execute under a thread predicate (`@p`, the
+  // runtime's `_if` form): an elected `if {predicated}` may hold it
+  // (ir/language.md, "Control flow").
+  bool predicable = false;
   SyncKind sync = SyncKind::kNone;
   // The async-group kind for commits, waits and the ops a commit batches.
   std::optional<TokenKind> group;
@@ -194,6 +198,16 @@ enum class EffectsFault {
   kTmaStoreReadsNoSharedMemory,  // tma.store loses its read of the tile
 };
 void SetEffectsFaultForTesting(EffectsFault fault);
+
+// Whether `if_op` may carry `predicated` (its body issued branch-free, each
+// op under the condition as a predicate, means what the branch does): the
+// condition is an elect.sync result, there is no else, and the body holds
+// computations and predicable ops only. Otherwise false, with the first
+// reason in `why` when given. (uniform-predicates marks only bodies that
+// also issue a single-issue op: HoldsSingleIssue.)
+bool CanIssuePredicated(const Op& if_op, std::string* why = nullptr);
+// Whether an op of `region` (not nested deeper) is single-issue.
+bool HoldsSingleIssue(const Region& region);
 
 // Whether `op` is a proxy fence (`fence.proxy.async`) that orders accesses
 // of `space` between the generic and the async proxy: `all` orders shared

@@ -56,6 +56,8 @@ Op* BuildAnyOp(Kernel& kernel, OpKind kind, bool with_attrs = true) {
       case OperandSlot::kVariadic:
         operands.push_back(Use(index));
         break;
+      case OperandSlot::kOptional:  // left out
+        break;
       case OperandSlot::kRef:
         operands.push_back(Ref(buffer, {index, index}));
         break;
@@ -133,9 +135,76 @@ TEST(EffectsTest, EveryOpKindHasConsistentFacts) {
       EXPECT_EQ(facts.exec, ExecClass::kPerThread);
       EXPECT_NE(facts.sync, SyncKind::kNone);
     }
+    // One lane's predicate can guard only what one thread runs alone:
+    // never a collective, control flow, or a computation (which needs no
+    // predicate at all).
+    if (facts.predicable) {
+      EXPECT_TRUE(facts.exec == ExecClass::kPerThread ||
+                  facts.exec == ExecClass::kSingleIssue);
+      EXPECT_TRUE(facts.has_side_effects);
+      EXPECT_FALSE(facts.computes);
+      EXPECT_EQ(info.num_regions, 0);
+    }
+    // Every single-issue op has a predicated form, so an election over it
+    // can issue branch-free.
+    if (facts.exec == ExecClass::kSingleIssue) EXPECT_TRUE(facts.predicable);
     EXPECT_FALSE(std::string(ExecClassName(facts.exec)).empty());
     EXPECT_FALSE(std::string(SyncKindName(facts.sync)).empty());
   }
+}
+
+// `predicated` is legal on an election whose body has predicated forms
+// only; the reason names what is wrong otherwise.
+TEST(EffectsTest, PredicatedIssueNeedsElectionAndPredicableBody) {
+  std::unique_ptr<Module> module = Parse(R"(
+kernel @k(%g: global f32[32]) block(32) {
+  %c0 = const 0 : index
+  %one = const 1.0 : f32
+  %tid = thread.id x : index
+  %t0 = cmp eq %tid, %c0 : i1
+  %bar = alloc.shared : shared mbarrier[1]
+  %e = elect.sync : i1
+  if %e {
+    %c1 = const 1 : index
+    mbarrier.init %bar[%c0] {count = 1}
+    fence.mbarrier_init
+  }
+  if %e {
+    mbarrier.init %bar[%c0] {count = 1}
+    store %g[%c0], %one
+  }
+  if %t0 {
+    mbarrier.init %bar[%c0] {count = 1}
+  }
+  if %e {
+    mbarrier.arrive %bar[%c0]
+  } else {
+    mbarrier.arrive %bar[%c0]
+  }
+  if %e {
+    mbarrier.arrive %bar[%c0]
+  }
+}
+)");
+  ASSERT_NE(module, nullptr);
+  std::vector<const Op*> ifs;
+  Walk(module->kernels[0]->body(), [&](const Op& op) {
+    if (op.kind() == OpKind::kIf) ifs.push_back(&op);
+  });
+  ASSERT_EQ(ifs.size(), 5u);
+  std::string why;
+  EXPECT_TRUE(CanIssuePredicated(*ifs[0], &why)) << why;
+  EXPECT_TRUE(HoldsSingleIssue(ifs[0]->region(0)));
+  EXPECT_FALSE(CanIssuePredicated(*ifs[1], &why));
+  EXPECT_EQ(why, "its body holds 'store', which has no predicated form");
+  EXPECT_FALSE(CanIssuePredicated(*ifs[2], &why));
+  EXPECT_EQ(why, "its condition is not an elect.sync result");
+  EXPECT_FALSE(CanIssuePredicated(*ifs[3], &why));
+  EXPECT_EQ(why, "it has an else region");
+  // Legal, though nothing in it is single-issue (uniform-predicates does
+  // not mark such a body).
+  EXPECT_TRUE(CanIssuePredicated(*ifs[4], &why)) << why;
+  EXPECT_FALSE(HoldsSingleIssue(ifs[4]->region(0)));
 }
 
 TEST(EffectsTest, EveryOpKindDescribesWellFormedAccesses) {

@@ -29,6 +29,8 @@ std::vector<OperandSlot> ParseOperandSpec(absl::string_view spec) {
       slots.push_back(OperandSlot::kBuffer);
     } else if (item == "v*") {
       slots.push_back(OperandSlot::kVariadic);
+    } else if (item == "v?") {
+      slots.push_back(OperandSlot::kOptional);
     } else {
       KIR_CHECK(false) << "bad operand spec '" << item << "'";
     }

@@ -125,7 +125,8 @@ struct AttrSpec {
   bool positional = false;  // printed bare after the mnemonic
 };
 
-enum class OperandSlot { kValue, kRef, kBuffer, kVariadic };
+// kOptional: a value that may be left out (last slot only).
+enum class OperandSlot { kValue, kRef, kBuffer, kVariadic, kOptional };
 
 // Static facts about an op kind, from ops.def.
 struct OpInfo {

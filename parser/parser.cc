@@ -78,6 +78,8 @@ const char* SlotName(OperandSlot slot) {
       return "whole buffer";
     case OperandSlot::kVariadic:
       return "one or more values";
+    case OperandSlot::kOptional:
+      return "an optional value";
   }
   return "operand";
 }
@@ -1380,6 +1382,7 @@ absl::Status Parser::ParseOperands(const OpInfo& info, const Token& mnemonic,
   operands->reserve(num_slots);
   for (int i = 0; i < num_slots; ++i) {
     const OperandSlot slot = info.operands[i];
+    if (slot == OperandSlot::kOptional && !tok().is(Tok::kComma)) break;
     if (i > 0 && !Consume(Tok::kComma)) {
       return MissingOperand(info, mnemonic, i, slot);
     }
@@ -1654,13 +1657,15 @@ absl::Status Parser::ParseFor(Region& region, const Token& start, Op** result) {
   return ParseRegion(body);
 }
 
-// if-op ::= 'if' value region ('else' region)?
+// if-op ::= 'if' value attr-dict? region ('else' region)?
 absl::Status Parser::ParseIf(Region& region, const Token& start, Op** result) {
+  const OpInfo& info = GetOpInfo(OpKind::kIf);
   Value* condition = nullptr;
   KIR_RETURN_IF_ERROR(ParseValueUse(&condition, "the condition"));
-  std::vector<ParsedAttr> no_attrs;
-  Op* op = CreateOp(region, OpKind::kIf, start, {}, {}, {Use(condition)},
-                    no_attrs, forward_uses_.size());
+  std::vector<ParsedAttr> attrs;
+  if (AtAttrDict(info)) KIR_RETURN_IF_ERROR(ParseAttrDict(info, {}, &attrs));
+  Op* op = CreateOp(region, OpKind::kIf, start, {}, {}, {Use(condition)}, attrs,
+                    forward_uses_.size());
   kernel_->AddRegion(*op);
   kernel_->AddRegion(*op);
   *result = op;

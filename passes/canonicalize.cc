@@ -29,6 +29,7 @@ constexpr char kReassociated[] = "reassociated";
 constexpr char kConstantsDeduplicated[] = "constants-deduplicated";
 constexpr char kDeadIfs[] = "dead-ifs";
 constexpr char kDeadLoops[] = "dead-loops";
+constexpr char kZeroInitSelects[] = "zero-init-selects";
 constexpr char kOpsErased[] = "ops-erased";
 
 // A rewrite never converges only through a bug; stop rather than hang.
@@ -71,7 +72,7 @@ class Canonicalizer {
   void Run() {
     for (const char* counter :
          {kFolded, kIdentities, kReassociated, kConstantsDeduplicated, kDeadIfs,
-          kDeadLoops, kOpsErased}) {
+          kDeadLoops, kZeroInitSelects, kOpsErased}) {
       stats_.Add(counter, 0);
     }
     for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
@@ -279,6 +280,7 @@ class Canonicalizer {
         op.region(taken).op(op.region(taken).size() - 1).kind() ==
             OpKind::kReturn &&
         index != region.size() - 1;
+    if (!condition && FuseZeroInitSelect(region, index)) return index;
     if (!condition || op.num_regions() != 2 || moves_return ||
         HasUsesOutside(op.region(dropped))) {
       for (int r = 0; r < op.num_regions(); ++r) SweepRegion(op.region(r));
@@ -292,6 +294,55 @@ class Canonicalizer {
     Erase(region, index);
     stats_.Add(kDeadIfs);
     return index;
+  }
+
+  // `if %c { wgmma ... {zero_init} } else { the same wgmma }`, the first
+  // k-step of a mainloop, becomes one wgmma whose zero-init operand is %c
+  // (`not %c` when the else side zeroes). Two wgmmas on either side of a
+  // branch make ptxas re-fence the accumulator registers; one wgmma with a
+  // run-time scale-d does not.
+  bool FuseZeroInitSelect(Region& region, int index) {
+    Op& op = region.op(index);
+    if (op.num_regions() != 2 || op.region(0).size() != 1 ||
+        op.region(1).size() != 1) {
+      return false;
+    }
+    Op& then_op = op.region(0).op(0);
+    Op& else_op = op.region(1).op(0);
+    if (then_op.kind() != OpKind::kWgmma || else_op.kind() != OpKind::kWgmma ||
+        then_op.num_operands() != 3 || else_op.num_operands() != 3 ||
+        then_op.GetFlag("zero_init") == else_op.GetFlag("zero_init")) {
+      return false;
+    }
+    for (absl::string_view name : {"n", "a_major", "b_major"}) {
+      if (then_op.GetAttr(name) != else_op.GetAttr(name)) return false;
+    }
+    for (int i = 0; i < then_op.num_operands(); ++i) {
+      const Operand& a = then_op.operand(i);
+      const Operand& b = else_op.operand(i);
+      if (a.value != b.value || a.indices != b.indices) return false;
+    }
+    const bool zero_when_true = then_op.GetFlag("zero_init");
+    Value* zero = op.operand_value(0);
+    int at = index;
+    if (!zero_when_true) {
+      OpBuilder b(region, at);
+      b.set_loc(op.loc());
+      b.set_provenance(op.provenance());
+      zero = b.Create(OpKind::kNot, {Use(zero)}, {}, {zero->type()},
+                      {absl::StrCat(zero->name(), "_zero")})
+                 ->result();
+      ++uses_[zero];
+      ++at;
+    }
+    std::unique_ptr<Op> fused = op.region(zero_when_true ? 0 : 1).Take(0);
+    fused->RemoveAttr("zero_init");
+    fused->mutable_operands().push_back(Use(zero));
+    ++uses_[zero];
+    region.Insert(at + 1, std::move(fused));
+    Erase(region, at);
+    stats_.Add(kZeroInitSelects);
+    return true;
   }
 
   int VisitFor(Region& region, int index) {

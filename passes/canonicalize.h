@@ -9,12 +9,19 @@
 //   cast to its own type); chains `(x ± c1) ± c2` and `(x * c1) * c2` use one
 //   constant; equal constants in one region scope are one op (the first); an
 //   `if` on a constant is replaced by the region taken; a `for` whose constant
-//   bounds give zero trips is gone. Ops left unused by these rewrites are
-//   removed.
+//   bounds give zero trips is gone; `if %c { wgmma X {zero_init} } else {
+//   wgmma X }` (the same wgmma: operands, n and majors) is one `wgmma X, %c`
+//   whose zero-init predicate operand is %c (`not %c` when the else side
+//   zeroes). Ops left unused by these rewrites are removed.
+//   The wgmma select is here because it is a local rewrite of an `if` into
+//   one op that means the same, like the constant `if`, and the default
+//   pipeline runs this pass first: every later pass (insert-async-waits'
+//   fences, the ordering of accumulator accesses) sees one wgmma, and the
+//   emitter prints its scale-d operand instead of recognizing the pair.
 // Does not: fold floating point (the device's rounding decides), fold casts
 //   to or from floats or to i1, remove ops that were unused on input (that
-//   is dce), move ops between regions other than an inlined `if`, or unroll
-//   loops with one trip.
+//   is dce), move ops between regions other than an inlined `if` or a fused
+//   wgmma select, or unroll loops with one trip.
 //
 // The integer semantics the folds follow (truncating division as in C,
 // wrapping at the type's width) are spelled out in passes/integer_folding.h.

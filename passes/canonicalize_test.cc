@@ -229,7 +229,8 @@ TEST(CanonicalizeTest, ReportsEveryCounterEvenWhenZero) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{
                        "constants-deduplicated", "dead-ifs", "dead-loops",
-                       "folded", "identities", "ops-erased", "reassociated"}));
+                       "folded", "identities", "ops-erased", "reassociated",
+                       "zero-init-selects"}));
 }
 
 TEST(CanonicalizeTest, IsIdempotent) {

@@ -2042,6 +2042,7 @@ class Rewriter {
       map[Index(op)] = Index(*clone);
     } else if (op.kind() == OpKind::kIf) {
       clone = builder.If(operands[0].value);
+      for (const auto& [name, value] : op.attrs()) clone->SetAttr(name, value);
     } else {
       KIR_CHECK(op.num_regions() == 0) << "ping-pong copies loops and ifs";
       std::vector<Type> types;

@@ -1179,6 +1179,7 @@ class AsyncWaitInserter {
     }
     OpBuilder builder = BuilderAt(pos, info, because);
     absl::flat_hash_map<const Value*, Value*> clones;
+    std::vector<Op*> predicated;
     for (const Guard& guard : missing) {
       // An equivalent guard right before the point (left by an earlier run
       // or by hand) is entered rather than repeated.
@@ -1197,8 +1198,15 @@ class AsyncWaitInserter {
       Op* wrapper = builder.If(condition);
       context_.stats.Add(kGuardsRecreated);
       builder.SetInsertionPointToEnd(wrapper->region(guard.region));
+      if (guard.op->GetFlag("predicated")) predicated.push_back(wrapper);
     }
     CreateWait(info, builder, distance);
+    // A recreated elected guard issues its wait as the original did.
+    for (Op* wrapper : predicated) {
+      if (CanIssuePredicated(*wrapper)) {
+        wrapper->SetAttr("predicated", Attribute::Flag(true));
+      }
+    }
   }
 
   void Require(const CommitInfo& info, Position pos, const Op& because,

@@ -18,6 +18,7 @@
 #include "analysis/analysis_manager.h"
 #include "analysis/verifier.h"
 #include "ir/check.h"
+#include "ir/diagnostics.h"
 #include "passes/line_diff.h"
 
 namespace kir {
@@ -396,7 +397,7 @@ absl::Status PipelineFailure(const absl::Status& status, absl::string_view what,
       absl::StrAppend(&message, "\nnote: ", path.status().message());
     }
   }
-  return absl::Status(status.code(), message);
+  return KeepDiagnostics(absl::Status(status.code(), message), status);
 }
 
 }  // namespace

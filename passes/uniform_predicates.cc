@@ -38,6 +38,7 @@ constexpr char kIssuesElected[] = "issues-elected";
 constexpr char kIssuesWrapped[] = "issues-wrapped";
 constexpr char kIssuesLeft[] = "issues-left";
 constexpr char kConstantsSubstituted[] = "constants-substituted";
+constexpr char kIssuesPredicated[] = "issues-predicated";
 
 // A guard condition split at `and`s into conjuncts the backend already sees
 // as uniform and conjuncts whose per-thread values are known.
@@ -160,9 +161,16 @@ class UniformPredicatesPass {
   absl::Status Run() {
     for (const char* counter :
          {kBroadcastsInserted, kGuardsRewritten, kIssuesElected, kIssuesWrapped,
-          kIssuesLeft, kConstantsSubstituted}) {
+          kIssuesLeft, kConstantsSubstituted, kIssuesPredicated}) {
       stats_.Add(counter, 0);
     }
+    absl::Status status = Rewrite();
+    if (status.ok()) MarkPredicatedIssues();
+    return status;
+  }
+
+ private:
+  absl::Status Rewrite() {
     std::vector<Op*> single_issue, collectives;
     Walk(kernel_.body(), [&](Op& op) {
       const ExecClass exec = FactsOf(op.kind()).exec;
@@ -197,7 +205,20 @@ class UniformPredicatesPass {
     return absl::OkStatus();
   }
 
- private:
+  // Every elected `if` (this run's and those already there) whose body can
+  // issue branch-free gets `predicated`, so that the backend issues each of
+  // its ops under the elected lane's predicate instead of branching around
+  // them (hopper-ptx.md section 5.4). An attribute changes no analysis.
+  void MarkPredicatedIssues() {
+    Walk(kernel_.body(), [&](Op& op) {
+      if (op.kind() != OpKind::kIf || op.GetFlag("predicated") ||
+          !CanIssuePredicated(op) || !HoldsSingleIssue(op.region(0))) {
+        return;
+      }
+      op.SetAttr("predicated", Attribute::Flag(true));
+      stats_.Add(kIssuesPredicated);
+    });
+  }
   // -------------------------------------------------------------------------
   // What the backend can see as uniform.
 

@@ -41,6 +41,13 @@
 //   - Conditions (and substituted values) left unused by the rewrite are
 //     removed, with the ops only they used. Idempotent: a second run
 //     changes nothing.
+// Ensures (both modes): every elected `if` (an elect.sync result as its
+//   condition, no else) whose body holds only computations and predicable
+//   ops (ir/effects.h), at least one of them single-issue (without one,
+//   branch-free issue gains nothing), is marked
+//   `if %elected {predicated}`: the backend issues each op of the body under
+//   the elected lane's predicate, without a branch (V55 checks the mark).
+//   This covers the elections it creates and those already in the kernel.
 // Errors (located, with a note at the condition): a guard of a warp or
 //   warpgroup collective whose per-thread values are known and differ
 //   within one group (`tid.x < 48`; `tid.x < 32` in block(48, 2)), and a

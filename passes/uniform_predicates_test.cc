@@ -94,7 +94,8 @@ TEST(UniformPredicatesTest, WholeWarpReduceBecomesSingleIssue) {
       << VerifyText(result.printed) << result.printed;
   EXPECT_TRUE(AllSingleThread(result.printed)) << result.printed;
   EXPECT_NE(result.printed.find("if %is_warp0 {\n    %elected = elect.sync "
-                                ": i1\n    if %elected {\n      tma.reduce"),
+                                ": i1\n    if %elected {predicated} {\n"
+                                "      tma.reduce"),
             std::string::npos)
       << result.printed;
   EXPECT_EQ(result.printed.find("cmp lt"), std::string::npos);
@@ -132,11 +133,12 @@ kernel @role_load(%g: global f32[64, 64], %map: tensormap f32[64, 64] of %g) blo
             std::string::npos)
       << result.printed;
   // Both single-issue ops move into one election; the per-thread wait stays.
-  EXPECT_NE(result.printed.find("    if %is_warp4 {\n      %elected = "
-                                "elect.sync : i1\n      if %elected {\n"
-                                "        mbarrier.arrive_tx %bar[%c0] {bytes = "
-                                "16384}\n        tma.load"),
-            std::string::npos)
+  EXPECT_NE(
+      result.printed.find("    if %is_warp4 {\n      %elected = "
+                          "elect.sync : i1\n      if %elected {predicated} {\n"
+                          "        mbarrier.arrive_tx %bar[%c0] {bytes = "
+                          "16384}\n        tma.load"),
+      std::string::npos)
       << result.printed;
   EXPECT_NE(result.printed.find("      }\n    }\n    mbarrier.wait"),
             std::string::npos)
@@ -341,10 +343,11 @@ kernel @one_warp_role(%g: global f32[64, 64], %map: tensormap f32[64, 64] of %g)
   EXPECT_TRUE(VerifyText(result.printed).ok()) << VerifyText(result.printed);
   EXPECT_EQ(result.printed.find("shfl.sync"), std::string::npos)
       << result.printed;
-  EXPECT_NE(result.printed.find("role @producer warps[3, 4) {\n    %elected = "
-                                "elect.sync : i1\n    if %elected {\n"
-                                "      tma.load"),
-            std::string::npos)
+  EXPECT_NE(
+      result.printed.find("role @producer warps[3, 4) {\n    %elected = "
+                          "elect.sync : i1\n    if %elected {predicated} {\n"
+                          "      tma.load"),
+      std::string::npos)
       << result.printed;
 }
 

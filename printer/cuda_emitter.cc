@@ -384,8 +384,7 @@ class KernelEmitter {
   absl::Status EmitMatrix(const Op& op);
   absl::Status EmitTma(const Op& op);
   absl::Status EmitBulk(const Op& op);
-  // `scale_d` overrides the op's zero_init (a C++ expression, 0 or 1).
-  absl::Status EmitWgmma(const Op& op, const std::string& scale_d = "");
+  absl::Status EmitWgmma(const Op& op);
   absl::Status EmitWgmmaWait(const Op& op);
   absl::Status EmitMbarrier(const Op& op);
   absl::Status EmitAtomic(const Op& op);
@@ -507,7 +506,6 @@ class KernelEmitter {
                       ");"));
   }
   void Line(absl::string_view text) { body_.Line(text); }
-  bool IsElectedIssue(const Op& op) const;
 
   const Kernel& kernel_;
   const CudaKernelAbi& abi_;
@@ -715,57 +713,6 @@ absl::Status KernelEmitter::Emit(std::string& out) {
 absl::Status KernelEmitter::EmitRegion(const Region& region) {
   for (const auto& op : region.ops()) KIR_RETURN_IF_ERROR(EmitOp(*op));
   return absl::OkStatus();
-}
-
-// Ops emitted as one runtime call that has a predicated (`_if`) variant.
-bool HasPredicatedForm(OpKind kind) {
-  switch (kind) {
-    case OpKind::kTmaLoad:
-    case OpKind::kTmaStore:
-    case OpKind::kTmaReduce:
-    case OpKind::kTmaPrefetch:
-    case OpKind::kBulkLoad:
-    case OpKind::kBulkStore:
-    case OpKind::kBulkCommit:
-    case OpKind::kBulkWait:
-    case OpKind::kMbarrierInit:
-    case OpKind::kMbarrierInval:
-    case OpKind::kMbarrierArrive:
-    case OpKind::kMbarrierArriveTx:
-    case OpKind::kMbarrierArriveRemote:
-    case OpKind::kMbarrierWait:
-    case OpKind::kSemWait:
-    case OpKind::kSemRelease:
-    case OpKind::kFenceProxyAsync:
-    case OpKind::kFenceAcqRel:
-    case OpKind::kFenceMbarrierInit:
-    case OpKind::kCpAsync:
-    case OpKind::kCpAsyncCommit:
-    case OpKind::kCpAsyncWait:
-    case OpKind::kReduce:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// `if %e {...}` where %e is an elect.sync result, with no else and a body
-// made of pure computation and predicable single-issue or per-thread ops,
-// at least one of them single-issue: emitted branch-free, each instruction
-// under `@p` (hopper-ptx.md section 5.4).
-bool KernelEmitter::IsElectedIssue(const Op& op) const {
-  if (op.kind() != OpKind::kIf || predicated()) return false;
-  const Op* condition = op.operand_value(0)->defining_op();
-  if (condition == nullptr || condition->kind() != OpKind::kElectSync)
-    return false;
-  if (!op.region(1).empty() || op.region(0).empty()) return false;
-  bool issues = false;
-  for (const auto& inner : op.region(0).ops()) {
-    if (FactsOf(inner->kind()).computes) continue;
-    if (!HasPredicatedForm(inner->kind())) return false;
-    if (FactsOf(inner->kind()).exec == ExecClass::kSingleIssue) issues = true;
-  }
-  return issues;
 }
 
 absl::Status KernelEmitter::EmitOp(const Op& op) {
@@ -1517,8 +1464,7 @@ absl::StatusOr<WgmmaOperandLayout> KernelEmitter::WgmmaLayout(
   return layout;
 }
 
-absl::Status KernelEmitter::EmitWgmma(const Op& op,
-                                      const std::string& scale_d) {
+absl::Status KernelEmitter::EmitWgmma(const Op& op) {
   const int n = static_cast<int>(op.GetInt("n"));
   const Operand& acc = op.operand(0);
   const Operand& a = op.operand(1);
@@ -1570,8 +1516,9 @@ absl::Status KernelEmitter::EmitWgmma(const Op& op,
     args.push_back(descriptor(a, *a_layout));
   }
   args.push_back(descriptor(b, *b_layout));
-  if (!scale_d.empty()) {
-    args.push_back(scale_d);
+  if (op.num_operands() > 3) {  // zero-init where the predicate holds
+    args.push_back(
+        absl::StrCat("static_cast<kir_u32>(!", Var(op.operand_value(3)), ")"));
   } else {
     args.push_back(op.GetFlag("zero_init") ? "0u" : "1u");  // scale-d
   }
@@ -1818,40 +1765,16 @@ absl::Status KernelEmitter::EmitFor(const Op& op) {
   return absl::OkStatus();
 }
 
-// `if %c { wgmma ... {zero_init} } else { the same wgmma }` (the first
-// k-step of a mainloop): one wgmma whose scale-d is !%c. Two wgmmas on
-// either side of a branch make ptxas re-fence the accumulator registers.
-const Op* ZeroInitSelect(const Op& op, bool* zero_when_true) {
-  if (op.region(0).size() != 1 || op.region(1).size() != 1) return nullptr;
-  const Op& then_op = op.region(0).op(0);
-  const Op& else_op = op.region(1).op(0);
-  if (then_op.kind() != OpKind::kWgmma || else_op.kind() != OpKind::kWgmma) {
-    return nullptr;
-  }
-  for (absl::string_view name : {"n", "a_major", "b_major"}) {
-    if (then_op.GetAttr(name) != else_op.GetAttr(name)) return nullptr;
-  }
-  if (then_op.GetFlag("zero_init") == else_op.GetFlag("zero_init"))
-    return nullptr;
-  for (int i = 0; i < then_op.num_operands(); ++i) {
-    const Operand& a = then_op.operand(i);
-    const Operand& b = else_op.operand(i);
-    if (a.value != b.value || a.indices != b.indices) return nullptr;
-  }
-  *zero_when_true = then_op.GetFlag("zero_init");
-  return &then_op;
-}
-
 absl::Status KernelEmitter::EmitIf(const Op& op) {
   const Value* condition = op.operand_value(0);
-  bool zero_when_true = false;
-  if (const Op* wgmma = ZeroInitSelect(op, &zero_when_true)) {
-    body_.LineDirective(wgmma->loc());
-    return EmitWgmma(
-        *wgmma, absl::StrCat("static_cast<kir_u32>(", zero_when_true ? "!" : "",
-                             Var(condition), ")"));
-  }
-  if (IsElectedIssue(op)) {
+  // `if %e {predicated}`: uniform-predicates decided it and the verifier
+  // (V55) checks it; checked again for a module emitted unverified.
+  if (op.GetFlag("predicated")) {
+    std::string why;
+    if (predicated() || !CanIssuePredicated(op, &why)) {
+      return Error(op.loc()) << "if {predicated} cannot be issued branch-free: "
+                             << (why.empty() ? "it is nested in another" : why);
+    }
     Line(absl::StrCat("{  // issued by the ", Var(condition),
                       " lane: each instruction under @p"));
     body_.Indent();

@@ -26,12 +26,13 @@
 //     with `pad` on the innermost dimension and the TMA swizzle of
 //     `swizzle` bytes on the byte offset, register buffers as local arrays
 //     (constant indices keep them in registers).
-//   - `if %e { ... }` with %e an `elect.sync` result, no else, and a body of
-//     pure arithmetic and single-issue or per-thread asm ops is emitted
+//   - `if %e {predicated} { ... }` (marked by uniform-predicates, checked
+//     by the verifier, V55; the emitter decides nothing) is emitted
 //     without a branch: each op runs its instruction under `@p`, except
 //     `bulk.commit` and `bulk.wait`, which the whole warp runs (the other
 //     lanes commit empty groups, whose waits return at once): ptxas turns a
 //     predicated commit or wait into a branch in a BSSY/BSYNC region.
+//   - wgmma's zero-init predicate %p is its scale-d operand, `!%p`.
 //   - Waits use PendingGroupsAfterWait as N (0 when unknown).
 //
 // Unlowered `splitk` cannot be emitted (serialize-split-k removes it).

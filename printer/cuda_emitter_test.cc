@@ -288,6 +288,81 @@ TEST(CudaEmitterTest, ElectedRegionWithALoopKeepsItsBranch) {
   EXPECT_FALSE(absl::StrContains(cuda, "kir_tma_load_2d_if"));
 }
 
+// The emitter decides nothing: an election uniform-predicates did not mark
+// `{predicated}` stays a branch, however predicable its body.
+TEST(CudaEmitterTest, UnmarkedElectionKeepsItsBranch) {
+  std::unique_ptr<Module> module = Parse(R"(
+kernel @k() block(32) {
+  %c0 = const 0 : index
+  %bar = alloc.shared : shared mbarrier[1]
+  %e = elect.sync : i1
+  if %e {
+    mbarrier.init %bar[%c0] {count = 1}
+  }
+  %p = elect.sync : i1
+  if %p {predicated} {
+    mbarrier.init %bar[%c0] {count = 1}
+  }
+})");
+  ASSERT_NE(module, nullptr);
+  const std::string cuda = EmitOrDie(*module);
+  EXPECT_TRUE(absl::StrContains(cuda, "if (v_e) {"));
+  EXPECT_FALSE(absl::StrContains(cuda, "if (v_p)"));
+  EXPECT_TRUE(absl::StrContains(
+      cuda, "kir_mbarrier_init_if<1>(static_cast<kir_u32>(v_p),"));
+}
+
+// Emitted without the verifier, an illegal `{predicated}` is a located
+// error, not a crash or a silently wrong predicate.
+TEST(CudaEmitterTest, IllegalPredicatedIfIsALocatedError) {
+  std::unique_ptr<Module> module = Parse(R"(
+kernel @k(%g: global f32[32]) block(32) {
+  %c0 = const 0 : index
+  %one = const 1.0 : f32
+  %e = elect.sync : i1
+  if %e {predicated} {
+    store %g[%c0], %one
+  }
+})");
+  ASSERT_NE(module, nullptr);
+  CudaEmitOptions options;
+  options.verify = false;
+  absl::StatusOr<std::string> cuda = EmitCuda(*module, options);
+  ASSERT_FALSE(cuda.ok());
+  EXPECT_TRUE(absl::StrContains(
+      cuda.status().message(),
+      "test.kir:6:3: error: if {predicated} cannot be issued branch-free: its "
+      "body holds 'store'"))
+      << cuda.status();
+}
+
+// The zero-init predicate is scale-d = !%p; the flag a constant 0.
+TEST(CudaEmitterTest, ZeroInitPredicateIsScaleD) {
+  std::unique_ptr<Module> module = Parse(R"(
+kernel @k() block(128) {
+  %c0 = const 0 : index
+  %c2 = const 2 : index
+  %c1 = const 1 : index
+  %sa = alloc.shared {align = 1024, swizzle = 128} : shared f16[64, 64]
+  %sb = alloc.shared {align = 1024, swizzle = 128} : shared f16[64, 64]
+  %acc = alloc.reg : reg f32[32]
+  wgmma.fence
+  for %k = %c0 to %c2 step %c1 {
+    %first = cmp eq %k, %c0 : i1
+    wgmma %acc[%c0], %sa[%c0, %c0], %sb[%c0, %c0], %first {n = 64}
+  }
+  wgmma %acc[%c0], %sa[%c0, %c0], %sb[%c0, %c0] {n = 64, zero_init}
+  %t = wgmma.commit : token<wgmma>
+  wgmma.wait %t
+})");
+  ASSERT_NE(module, nullptr);
+  const std::string cuda = EmitOrDie(*module);
+  EXPECT_TRUE(
+      absl::StrContains(cuda, "static_cast<kir_u32>(!v_first), v_acc[0]"));
+  EXPECT_TRUE(absl::StrContains(cuda, "0u, v_acc[0]"));
+  EXPECT_FALSE(absl::StrContains(cuda, "if (v_first)"));
+}
+
 TEST(CudaEmitterTest, WaitsUseThePendingGroupCount) {
   std::unique_ptr<Module> module =
       ParseFile(TestdataPath("examples/epilogue.lowered.kir"));

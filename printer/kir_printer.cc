@@ -527,6 +527,7 @@ void Printer::PrintOp(const Op& op, int indent) {
       }
       out_ += "if ";
       AppendOperand(op.operand(0));
+      AppendAttrDict(op);
       AppendRegion(op.region(0), indent);
       if (op.num_regions() == 2 && !op.region(1).empty()) {
         out_ += " else";

@@ -170,6 +170,9 @@ struct AsyncOp {
   Index acc_origin, a_origin, b_origin;
   int acc_buffer = -1, a_buffer = -1, b_buffer = -1;
   bool a_in_registers = false;
+  // Starts from zero instead of the accumulator: the zero_init flag, or
+  // the zero-init predicate as the warpgroup saw it at issue.
+  bool zero_init = false;
   // Data read, to be written.
   std::vector<Lane> staged;
   std::vector<uint8_t> staged_bytes;

@@ -1093,11 +1093,16 @@ Outcome Machine::ExecuteCollective(const OpRec& rec,
       op.acc_origin = Indices(first, rec, 0);
       op.a_origin = Indices(first, rec, 1);
       op.b_origin = Indices(first, rec, 2);
+      // A zero-init predicate (operand 3) decides for the whole warpgroup.
+      const bool zero_operand = rec.operand.size() > 3;
+      op.zero_init =
+          rec.flag || (zero_operand && first.lanes[rec.operand[3]] != 0);
       for (int lane : lanes) {
         Thread& t = *threads_[lane];
         if (Indices(t, rec, 1) != op.a_origin ||
             Indices(t, rec, 2) != op.b_origin ||
-            Indices(t, rec, 0) != op.acc_origin) {
+            Indices(t, rec, 0) != op.acc_origin ||
+            (zero_operand && (t.lanes[rec.operand[3]] != 0) != op.zero_init)) {
           Fatal(&rec, "wgmma operands differ between the warpgroup's threads");
           return Outcome::kFatal;
         }
@@ -1505,7 +1510,8 @@ void Machine::PerformRead(AsyncOp& op) {
         const std::vector<Lane>& regs = t.regs[reg_index_[acc.id]].lanes;
         for (int j = 0; j < n / 2; ++j) {
           const auto [row, column] = WgmmaFragmentElement(warp, lane, j);
-          float sum = rec.flag ? 0.0f : LaneToF32(acc.dtype, regs[flat + j]);
+          float sum =
+              op.zero_init ? 0.0f : LaneToF32(acc.dtype, regs[flat + j]);
           const float* a_row = &a_tile[row * k];
           const float* b_row = &b_tile[column * k];
           for (int kk = 0; kk < k; ++kk) sum += a_row[kk] * b_row[kk];

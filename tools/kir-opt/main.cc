@@ -29,6 +29,7 @@
 #include "printer/cuda_emitter.h"
 #include "printer/kir_printer.h"
 #include "printer/nvrtc_compiler.h"
+#include "tools/compile/compile.h"
 #include "tools/kir-opt/split_input.h"
 #include "tools/kir-opt/verify_diagnostics.h"
 
@@ -340,9 +341,9 @@ std::string PrintModuleEffects(const Module& module) {
 }
 
 // Emits CUDA C++ and, for `ptx` and `cubin`, compiles it with NVRTC.
-absl::Status EmitTarget(const Module& module, absl::string_view target,
-                        std::string& output) {
-  absl::StatusOr<std::string> cuda = EmitCuda(module);
+absl::Status EmitTarget(const Compilation& compilation,
+                        absl::string_view target, std::string& output) {
+  absl::StatusOr<std::string> cuda = EmitLowered(compilation);
   if (!cuda.ok()) return cuda.status();
   absl::StatusOr<std::string> compiled = *cuda;
   if (target == "ptx") compiled = CompileToPtx(*cuda);
@@ -356,11 +357,9 @@ absl::Status EmitTarget(const Module& module, absl::string_view target,
 absl::Status ProcessSource(std::shared_ptr<const SourceFile> source,
                            const Flags& flags, const Pipeline& pipeline,
                            std::string& output) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModule(source);
-  if (!module.ok()) return module.status();
-  absl::Status status = Verify(**module);
-  if (!status.ok()) return status;
-  PipelineRunOptions options;
+  CompileOptions compile;
+  compile.pipeline = pipeline;
+  PipelineRunOptions& options = compile.run;
   options.verify_each = flags.verify_each;
   options.verify_analyses = flags.verify_analyses;
   options.time_passes = flags.time_passes;
@@ -375,11 +374,13 @@ absl::Status ProcessSource(std::shared_ptr<const SourceFile> source,
   options.write_reproducer =
       !flags.verify_diagnostics || !flags.reproducer.empty();
   options.reproducer_path = flags.reproducer;
-  status = RunPipeline(**module, pipeline, options, std::cerr);
-  if (!status.ok()) return status;
+  absl::StatusOr<Compilation> compilation = Lower(source, compile, std::cerr);
+  if (!compilation.ok()) return compilation.status();
+  const Module& module = *compilation->module;
+  absl::Status status;
   if (flags.check_syncs) {
     std::vector<absl::Status> failures;
-    for (const auto& kernel : (*module)->kernels) {
+    for (const auto& kernel : module.kernels) {
       failures.push_back(CheckSyncs(*kernel));
     }
     status = JoinStatuses(failures);
@@ -390,15 +391,15 @@ absl::Status ProcessSource(std::shared_ptr<const SourceFile> source,
     const FencePlacement placement = flags.check_fences == "issuer"
                                          ? FencePlacement::kIssuer
                                          : FencePlacement::kWriters;
-    for (const auto& kernel : (*module)->kernels) {
+    for (const auto& kernel : module.kernels) {
       failures.push_back(CheckProxyFences(*kernel, placement));
     }
     status = JoinStatuses(failures);
     if (!status.ok()) return status;
   }
-  if (flags.emit != "kir") return EmitTarget(**module, flags.emit, output);
-  output = flags.print_effects ? PrintModuleEffects(**module)
-                               : PrintModule(**module, options.print);
+  if (flags.emit != "kir") return EmitTarget(*compilation, flags.emit, output);
+  output = flags.print_effects ? PrintModuleEffects(module)
+                               : PrintModule(module, options.print);
   return absl::OkStatus();
 }
 
@@ -449,11 +450,8 @@ int Main(int argc, char** argv) {
           ParseExpectedDiagnostics(source->text, file_name);
       absl::Status check =
           expected.ok()
-              ? CheckDiagnostics(
-                    *expected,
-                    status.ok() ? std::vector<ReportedDiagnostic>()
-                                : ParseReportedDiagnostics(status.message()),
-                    file_name)
+              ? CheckDiagnostics(*expected, ReportedDiagnosticsOf(status),
+                                 file_name)
               : expected.status();
       if (!check.ok()) {
         std::cerr << check.message() << "\n";

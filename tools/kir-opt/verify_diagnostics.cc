@@ -175,6 +175,31 @@ absl::StatusOr<std::vector<ExpectedDiagnostic>> ParseExpectedDiagnostics(
   return expected;
 }
 
+std::vector<ReportedDiagnostic> ReportedDiagnosticsOf(
+    const absl::Status& status) {
+  std::vector<ReportedDiagnostic> reported;
+  if (status.ok()) return reported;
+  auto add = [&](const Diagnostic& diagnostic) {
+    ReportedDiagnostic out;
+    out.severity = diagnostic.severity;
+    out.located = diagnostic.loc.known();
+    out.line = diagnostic.loc.line;
+    out.column = diagnostic.loc.column;
+    out.message = diagnostic.message;
+    reported.push_back(std::move(out));
+  };
+  for (const Diagnostic& diagnostic : DiagnosticsOf(status)) {
+    add(diagnostic);
+    for (const Diagnostic& note : diagnostic.notes) add(note);
+  }
+  if (reported.empty()) {
+    ReportedDiagnostic failure;
+    failure.message = std::string(status.message());
+    reported.push_back(std::move(failure));
+  }
+  return reported;
+}
+
 std::vector<ReportedDiagnostic> ParseReportedDiagnostics(
     absl::string_view rendered) {
   std::vector<ReportedDiagnostic> reported;

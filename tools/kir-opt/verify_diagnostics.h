@@ -7,10 +7,11 @@
 //   // expected-note@-2 {{two lines up}}
 //   // expected-warning@7 {{on line 7 of the file}}
 //
-// The text between `{{` and `}}` must occur in the message of a diagnostic
-// of that severity reported on that line (columns are not compared). Every
-// directive must be matched by one diagnostic and every diagnostic by one
-// directive.
+// The diagnostics are the values the failure carries (ReportedDiagnosticsOf),
+// not its text read back. The text between `{{` and `}}` must occur in the
+// message of a diagnostic of that severity reported on that line (columns
+// are not compared). Every directive must be matched by one diagnostic and
+// every diagnostic by one directive.
 #ifndef KIR_TOOLS_KIR_OPT_VERIFY_DIAGNOSTICS_H_
 #define KIR_TOOLS_KIR_OPT_VERIFY_DIAGNOSTICS_H_
 
@@ -32,7 +33,7 @@ struct ExpectedDiagnostic {
   int directive_column = 0;
 };
 
-// A diagnostic read back from rendered text (`file:line:col: error: msg`).
+// A reported diagnostic, or one of its notes.
 struct ReportedDiagnostic {
   Severity severity = Severity::kError;
   bool located = false;  // false for `<unknown>: error: msg`
@@ -46,8 +47,16 @@ struct ReportedDiagnostic {
 absl::StatusOr<std::vector<ExpectedDiagnostic>> ParseExpectedDiagnostics(
     absl::string_view text, absl::string_view file_name);
 
+// The diagnostics a failed status carries as values (ir/diagnostics.h,
+// DiagnosticsOf), each followed by its notes. A failure that carries none
+// (not a diagnostic: a file that cannot be read, say) is one unlocated
+// error with the status's message, which no directive can match.
+std::vector<ReportedDiagnostic> ReportedDiagnosticsOf(
+    const absl::Status& status);
+
 // The diagnostics in rendered diagnostic text, skipping the source line and
-// caret that follow each located one, and any other line.
+// caret that follow each located one, and any other line: for tools whose
+// reports are text (kir-check).
 std::vector<ReportedDiagnostic> ParseReportedDiagnostics(
     absl::string_view rendered);
 

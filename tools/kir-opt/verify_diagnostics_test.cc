@@ -1,6 +1,11 @@
 // Unit tests for --verify-diagnostics directive parsing and matching.
 #include "tools/kir-opt/verify_diagnostics.h"
 
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace kir {
@@ -66,6 +71,64 @@ TEST(ParseReportedDiagnosticsTest, SkipsSourceLinesAndCarets) {
   EXPECT_EQ(reported[1].line, 1);
   EXPECT_FALSE(reported[2].located);
   EXPECT_EQ(reported[2].severity, Severity::kWarning);
+}
+
+Location At(const std::shared_ptr<const SourceFile>& file, int line,
+            int column) {
+  Location loc;
+  loc.file = file;
+  loc.line = line;
+  loc.column = column;
+  return loc;
+}
+
+// The diagnostics travel in the status as values, notes after their
+// diagnostic, through JoinStatuses and KeepDiagnostics (a pipeline failure
+// adds its own lines around them); a message that contains what looks like
+// a diagnostic's header is still one diagnostic.
+TEST(ReportedDiagnosticsOfTest, ReadsTheValuesTheStatusCarries) {
+  auto file = std::make_shared<SourceFile>();
+  file->name = "dir/a:b.kir";
+  file->text = "kernel @k() {\n  %x = add\n}\n";
+  absl::Status first = Error(At(file, 2, 3)).Note(At(file, 1, 1), "kernel here")
+                       << "bad thing\nother.kir:9:9: error: not a diagnostic";
+  absl::Status second = Warning(Location()) << "somewhere";
+  absl::Status joined = JoinStatuses({first, absl::OkStatus(), second});
+  absl::Status wrapped =
+      KeepDiagnostics(absl::InvalidArgumentError(absl::StrCat(
+                          joined.message(), "\nerror: pass 'x' failed")),
+                      joined);
+
+  std::vector<Diagnostic> values = DiagnosticsOf(wrapped);
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_EQ(values[0].loc.file_name(), "dir/a:b.kir");
+  ASSERT_EQ(values[0].notes.size(), 1u);
+  EXPECT_EQ(values[0].notes[0].message, "kernel here");
+
+  std::vector<ReportedDiagnostic> reported = ReportedDiagnosticsOf(wrapped);
+  ASSERT_EQ(reported.size(), 3u);
+  EXPECT_TRUE(reported[0].located);
+  EXPECT_EQ(reported[0].severity, Severity::kError);
+  EXPECT_EQ(reported[0].line, 2);
+  EXPECT_EQ(reported[0].column, 3);
+  EXPECT_EQ(reported[0].message,
+            "bad thing\nother.kir:9:9: error: not a diagnostic");
+  EXPECT_EQ(reported[1].severity, Severity::kNote);
+  EXPECT_EQ(reported[1].line, 1);
+  EXPECT_FALSE(reported[2].located);
+  EXPECT_EQ(reported[2].severity, Severity::kWarning);
+  EXPECT_EQ(reported[2].message, "somewhere");
+}
+
+// A failure that is no diagnostic cannot match a directive: it is reported
+// as an unlocated error; success reports nothing.
+TEST(ReportedDiagnosticsOfTest, PlainFailureIsOneUnlocatedError) {
+  EXPECT_TRUE(ReportedDiagnosticsOf(absl::OkStatus()).empty());
+  std::vector<ReportedDiagnostic> reported = ReportedDiagnosticsOf(
+      absl::InvalidArgumentError("x.kir:1:1: error: only text"));
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_FALSE(reported[0].located);
+  EXPECT_EQ(reported[0].message, "x.kir:1:1: error: only text");
 }
 
 ExpectedDiagnostic Expect(Severity severity, int line, std::string text) {

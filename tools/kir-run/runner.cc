@@ -14,11 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analysis/verifier.h"
 #include "ir/check.h"
 #include "ir/diagnostics.h"
 #include "ir/shared_memory.h"
-#include "parser/parser.h"
 #include "passes/pipeline.h"
 #include "printer/kir_printer.h"
 #include "re2/re2.h"
@@ -58,45 +56,25 @@ absl::StatusOr<PreparedKernel> PrepareKernel(
     const std::string& dump_dir, const std::string& dump_tag, bool verify) {
   PreparedKernel prepared;
   prepared.pipeline = pipeline;
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModule(source);
-  if (!module.ok()) return module.status();
-  prepared.module = std::move(*module);
-  if (verify) {
-    if (absl::Status s = Verify(*prepared.module); !s.ok()) return s;
-  }
-  PipelineRunOptions run_options;
-  run_options.verify_each = verify;
+  CompileOptions compile_options;
   if (!pipeline.empty()) {
     absl::StatusOr<Pipeline> parsed = ParsePipeline(pipeline);
     if (!parsed.ok()) return parsed.status();
-    std::ostringstream log;
-    if (absl::Status s =
-            RunPipeline(*prepared.module, *parsed, run_options, log);
-        !s.ok())
-      return s;
+    compile_options.pipeline = *std::move(parsed);
   }
-  for (const auto& kernel : prepared.module->kernels) {
-    for (const Op* alloc : SharedAllocations(*kernel)) {
-      prepared.planned_shared =
-          prepared.planned_shared || alloc->FindAttr("offset") == nullptr;
-    }
-  }
-  if (prepared.planned_shared) {
-    absl::StatusOr<Pipeline> layout = ParsePipeline(kSharedLayoutPass);
-    KIR_CHECK(layout.ok()) << layout.status();
-    std::ostringstream log;
-    if (absl::Status s =
-            RunPipeline(*prepared.module, *layout, run_options, log);
-        !s.ok())
-      return s;
-  }
-  if (prepared.module->kernels.empty()) {
+  compile_options.verify = verify;
+  compile_options.place_shared = true;
+  std::ostringstream log;
+  absl::StatusOr<Compilation> lowered = Lower(source, compile_options, log);
+  if (!lowered.ok()) return lowered.status();
+  prepared.planned_shared = lowered->placed_shared;
+  if (lowered->module->kernels.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source->name, ": no kernel to run"));
   }
   prepared.kernel = kernel_name.empty()
-                        ? prepared.module->kernels.front().get()
-                        : prepared.module->FindKernel(kernel_name);
+                        ? lowered->module->kernels.front().get()
+                        : lowered->module->FindKernel(kernel_name);
   if (prepared.kernel == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("the pipeline removed kernel @", kernel_name));
@@ -104,10 +82,9 @@ absl::StatusOr<PreparedKernel> PrepareKernel(
   absl::StatusOr<CudaKernelAbi> abi = GetCudaKernelAbi(*prepared.kernel);
   if (!abi.ok()) return abi.status();
   prepared.abi = std::move(*abi);
-  CudaEmitOptions emit_options;
-  emit_options.verify = verify;
-  absl::StatusOr<std::string> cuda = EmitCuda(*prepared.module, emit_options);
+  absl::StatusOr<std::string> cuda = EmitLowered(*lowered, verify);
   if (!cuda.ok()) return cuda.status();
+  prepared.module = std::move(lowered->module);
   prepared.cuda = std::move(*cuda);
   NvrtcOptions options;
   options.program_name = source->name;

@@ -20,6 +20,7 @@
 #include "ir/location.h"
 #include "printer/cuda_emitter.h"
 #include "printer/nvrtc_compiler.h"
+#include "tools/compile/compile.h"
 #include "tools/kir-run/binding.h"
 #include "tools/kir-run/device.h"
 #include "tools/kir-run/directive.h"
@@ -43,14 +44,11 @@ struct PreparedKernel {
   std::optional<int64_t> spill_store_bytes, spill_load_bytes;
 };
 
-// What kir-run runs after a pipeline that leaves shared allocations
-// without offsets (a hand-written kernel, a pipeline without the planner):
-// the layout without sharing, which needs no synchronization.
-inline constexpr char kSharedLayoutPass[] = "plan-shared-memory{reuse=never}";
-
-// Parses `source`, runs `pipeline` over it (verifying after each pass
-// unless `verify` is false), then kSharedLayoutPass if a shared allocation
-// has no offset, emits CUDA and compiles it. `kernel_name` empty:
+// Lowers `source` through the compile path kir-opt shares
+// (tools/compile/compile.h: parse, verify, `pipeline`, then
+// kSharedLayoutPass if a shared allocation has no offset, which a
+// hand-written kernel or a pipeline without the planner leaves), emits
+// CUDA and compiles it; `verify` false verifies nothing. `kernel_name` empty:
 // the whole module is compiled and `kernel` is the first one. `dump_dir`
 // non-empty: writes <stem>[.<tag>].{kir,cu,cubin} there.
 absl::StatusOr<PreparedKernel> PrepareKernel(
