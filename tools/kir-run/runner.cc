@@ -77,8 +77,7 @@ absl::StatusOr<PreparedKernel> PrepareKernel(
   }
   for (const auto& kernel : prepared.module->kernels) {
     for (const Op* alloc : SharedAllocations(*kernel)) {
-      prepared.planned_shared =
-          prepared.planned_shared || alloc->FindAttr("offset") == nullptr;
+      prepared.planned_shared = prepared.planned_shared || !alloc->has_offset();
     }
   }
   if (prepared.planned_shared) {
