@@ -363,7 +363,8 @@ std::optional<int64_t> ConflictAnalysis::Impl::Constant(
   if (value == nullptr) return std::nullopt;
   if (value->kind() == Value::Kind::kResult &&
       value->defining_op()->kind() == OpKind::kConst) {
-    const Attribute* attr = value->defining_op()->FindAttr("value");
+    const Op& constant = *value->defining_op();
+    const Attribute* attr = constant.has_value() ? &constant.value() : nullptr;
     // A constant past kLimit is left unknown: the analysis's arithmetic
     // assumes its operands within it.
     if (attr != nullptr && attr->is_integral && value->type().is_scalar() &&
@@ -846,16 +847,16 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     ++counters.different_buffers;
     const Op& alloc_a = *ea.buffer->defining_op();
     const Op& alloc_b = *eb.buffer->defining_op();
-    const Attribute* offset_a = alloc_a.FindAttr("offset");
-    const Attribute* offset_b = alloc_b.FindAttr("offset");
-    if (offset_a == nullptr || offset_b == nullptr) return false;
+    const std::optional<int64_t> offset_a = alloc_a.offset();
+    const std::optional<int64_t> offset_b = alloc_b.offset();
+    if (!offset_a || !offset_b) return false;
     std::optional<int64_t> count_a = ea.buffer->type().StaticElementCount();
     std::optional<int64_t> count_b = eb.buffer->type().StaticElementCount();
     if (!count_a || !count_b) return any_pair();
     // `pad` widens the innermost dimension of every row.
     auto bytes = [](const Value* buffer, const Op& alloc, int64_t count) {
       const Type& type = buffer->type();
-      const int64_t pad = alloc.GetInt("pad");
+      const int64_t pad = alloc.pad();
       int64_t elements = count;
       if (pad > 0 && type.rank() > 0) {
         std::optional<int64_t> inner = type.shape().back().AsConstant();
@@ -863,9 +864,9 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       }
       return elements * DTypeBytes(type.dtype());
     };
-    const int64_t begin_a = offset_a->int_value;
+    const int64_t begin_a = *offset_a;
     const int64_t end_a = begin_a + bytes(ea.buffer, alloc_a, *count_a);
-    const int64_t begin_b = offset_b->int_value;
+    const int64_t begin_b = *offset_b;
     const int64_t end_b = begin_b + bytes(eb.buffer, alloc_b, *count_b);
     if (end_a <= begin_b || end_b <= begin_a) return false;
     return any_pair();
@@ -1254,7 +1255,7 @@ bool OfRing(const MemoryEffect& effect) {
   const Value* buffer = effect.buffer;
   return buffer != nullptr && buffer->kind() == Value::Kind::kResult &&
          buffer->defining_op()->kind() == OpKind::kAllocShared &&
-         buffer->defining_op()->GetFlag("ring");
+         buffer->defining_op()->ring();
 }
 
 }  // namespace

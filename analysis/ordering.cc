@@ -248,7 +248,7 @@ bool IsRingFill(const MemoryEffect& effect) {
   return effect.completion == Completion::kMbarrier && effect.writes() &&
          buffer != nullptr && buffer->kind() == Value::Kind::kResult &&
          buffer->defining_op()->kind() == OpKind::kAllocShared &&
-         buffer->defining_op()->GetFlag("ring");
+         buffer->defining_op()->ring();
 }
 
 // A generic-proxy access of data (not of an mbarrier object).
@@ -269,14 +269,6 @@ bool IsGlobalAcquire(const MemoryEffect& effect) {
   return effect.space == MemorySpace::kGlobal &&
          (effect.order == MemoryOrder::kAcquire ||
           effect.order == MemoryOrder::kAcqRel);
-}
-
-const Op* InnermostLoop(const Op* op) {
-  for (const Op* parent = op != nullptr ? op->parent_op() : nullptr;
-       parent != nullptr; parent = parent->parent_op()) {
-    if (parent->kind() == OpKind::kFor) return parent;
-  }
-  return nullptr;
 }
 
 // OrderingDataflowWork().
@@ -543,8 +535,8 @@ class OrderingAnalysis {
     auto it = role_members_.find(&role);
     if (it != role_members_.end()) return it->second;
     ThreadBits bits;
-    const int64_t begin = role.GetInt("warp_begin");
-    const int64_t end = role.GetInt("warp_end");
+    const int64_t begin = role.warp_begin();
+    const int64_t end = role.warp_end();
     for (int t = 0; t < conflicts_.num_threads(); ++t) {
       bits[t] = t / 32 >= begin && t / 32 < end;
     }
@@ -745,8 +737,8 @@ class OrderingAnalysis {
           rekeyed = true;
         }
       }
-      if (next.stage == Stage::kCommitted &&
-          InnermostLoop(next.commit) == &loop) {
+      if (next.stage == Stage::kCommitted && next.commit != nullptr &&
+          next.commit->EnclosingOp(OpKind::kFor) == &loop) {
         next.group_distance =
             std::min(next.group_distance + 1, CarriedLoop::kMaxDistance);
         rekeyed = true;
@@ -920,17 +912,17 @@ class OrderingAnalysis {
         Barrier(state, all_);
         break;
       case SyncKind::kNamedBarrier: {
-        SyncKey key{SyncKey::kNamedBarrier, nullptr, {}, op.GetInt("id")};
+        SyncKey key{SyncKey::kNamedBarrier, nullptr, {}, op.id()};
         Acquire(state, executing, key);
         Barrier(state, executing);
         break;
       }
       case SyncKind::kNamedBarrierArrive:
         Release(state, executing,
-                SyncKey{SyncKey::kNamedBarrier, nullptr, {}, op.GetInt("id")});
+                SyncKey{SyncKey::kNamedBarrier, nullptr, {}, op.id()});
         break;
       case SyncKind::kClusterArrive:
-        if (!op.GetFlag("relaxed")) {
+        if (!op.relaxed()) {
           Release(state, executing, SyncKey{SyncKey::kCluster, nullptr, {}, 0});
         }
         break;
@@ -964,8 +956,7 @@ class OrderingAnalysis {
         });
         break;
       case SyncKind::kGroupWait: {
-        const bool reads_only =
-            op.FindAttr("read") != nullptr && op.GetFlag("read");
+        const bool reads_only = op.has_read() && op.read();
         for (const Operand& token : op.operands()) {
           const Value* value = token.value;
           if (value == nullptr || value->kind() != Value::Kind::kResult) {

@@ -8,7 +8,7 @@ std::optional<int64_t> IntegerConstant(const Value* value) {
   }
   const Op* op = value->defining_op();
   if (op->kind() != OpKind::kConst) return std::nullopt;
-  const Attribute* attr = op->FindAttr("value");
+  const Attribute* attr = op->has_value() ? &op->value() : nullptr;
   if (attr == nullptr || attr->kind != AttrKind::kNumber ||
       !attr->is_integral) {
     return std::nullopt;

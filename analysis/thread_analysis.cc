@@ -138,18 +138,6 @@ struct OpState {
   ThreadSet set;  // exec as reported (unknown when the shape is)
 };
 
-// Attributes the verifier requires, read without assuming it ran: an empty
-// string / nullopt when absent.
-std::string StringAttr(const Op& op, absl::string_view name) {
-  const Attribute* attr = op.FindAttr(name);
-  return attr ? attr->string_value : std::string();
-}
-std::optional<int64_t> IntAttr(const Op& op, absl::string_view name) {
-  const Attribute* attr = op.FindAttr(name);
-  if (attr == nullptr) return std::nullopt;
-  return attr->int_value;
-}
-
 bool IsIntegerScalar(const Type& type) {
   return type.is_scalar() && IsInteger(type.dtype());
 }
@@ -230,13 +218,22 @@ std::optional<int64_t> EvalScalar(const Op& op, const std::vector<int64_t>& a) {
       return r;
     }
     case OpKind::kCmp: {
-      const std::string pred = StringAttr(op, "pred");
-      if (pred == "eq") return a[0] == a[1];
-      if (pred == "ne") return a[0] != a[1];
-      if (pred == "lt") return a[0] < a[1];
-      if (pred == "le") return a[0] <= a[1];
-      if (pred == "gt") return a[0] > a[1];
-      if (pred == "ge") return a[0] >= a[1];
+      // The verifier may not have run: pred may be missing.
+      if (!op.has_pred()) return std::nullopt;
+      switch (op.pred()) {
+        case CmpPredicate::kEq:
+          return a[0] == a[1];
+        case CmpPredicate::kNe:
+          return a[0] != a[1];
+        case CmpPredicate::kLt:
+          return a[0] < a[1];
+        case CmpPredicate::kLe:
+          return a[0] <= a[1];
+        case CmpPredicate::kGt:
+          return a[0] > a[1];
+        case CmpPredicate::kGe:
+          return a[0] >= a[1];
+      }
       return std::nullopt;
     }
     case OpKind::kSelect:
@@ -405,7 +402,7 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
 
   switch (op.kind()) {
     case OpKind::kConst: {
-      const Attribute* value = op.FindAttr("value");
+      const Attribute* value = op.has_value() ? &op.value() : nullptr;
       if (value != nullptr && IsIntegerScalar(type) && value->is_integral &&
           FitsType(value->int_value, type)) {
         state = Exact(Filled(value->int_value));
@@ -415,13 +412,13 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
       break;
     }
     case OpKind::kThreadId: {
-      const std::string dim = StringAttr(op, "dim");
-      if (!shape_known || (dim != "x" && dim != "y" && dim != "z")) break;
+      if (!shape_known || !op.has_dim()) break;
+      const Dim dim = op.dim();
       Vec ids(universe_size);
       for (int t = 0; t < universe_size; ++t) {
-        ids[t] = dim == "x"   ? t % block_x
-                 : dim == "y" ? (t / block_x) % block_y
-                              : t / (block_x * block_y);
+        ids[t] = dim == Dim::kX   ? t % block_x
+                 : dim == Dim::kY ? (t / block_x) % block_y
+                                  : t / (block_x * block_y);
       }
       state = Exact(std::move(ids));
       break;
@@ -436,14 +433,14 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
       break;
     }
     case OpKind::kBlockDim: {
-      const std::string dim = StringAttr(op, "dim");
-      if (!shape_known || (dim != "x" && dim != "y" && dim != "z")) {
+      if (!shape_known || !op.has_dim()) {
         state = Unknown(Scope::kGrid);
         break;
       }
-      state = Exact(Filled(dim == "x"   ? block_x
-                           : dim == "y" ? block_y
-                                        : block_z));
+      const Dim dim = op.dim();
+      state = Exact(Filled(dim == Dim::kX   ? block_x
+                           : dim == Dim::kY ? block_y
+                                            : block_z));
       break;
     }
     case OpKind::kGridDim:
@@ -466,10 +463,9 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
       // exactly `threads` threads may reach the op, each generation takes
       // all of them, so they agree; otherwise whole warps arrive together
       // (the op is `.aligned`), which still makes the result warp-uniform.
-      const Attribute* threads = op.FindAttr("threads");
       const bool all_participate =
-          shape_known && threads != nullptr && threads->is_integral &&
-          static_cast<int64_t>(exec.count()) == threads->int_value;
+          shape_known && op.has_threads() &&
+          static_cast<int64_t>(exec.count()) == op.threads();
       state = Unknown(all_participate ? Scope::kBlock : Scope::kWarp);
       break;
     }
@@ -477,7 +473,7 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
       // Every lane receives some lane's value, so a value uniform over the
       // warp or coarser stays so; an `idx` shuffle from a warp-uniform lane
       // broadcasts, which makes any value warp-uniform.
-      const bool idx = StringAttr(op, "mode") == "idx";
+      const bool idx = op.has_mode() && op.mode() == ShuffleMode::kIdx;
       Scope value_scope = operand_scope(0);
       Scope result_scope = value_scope >= Scope::kWarp ? value_scope
                            : idx && operand_scope(1) >= Scope::kWarp
@@ -691,8 +687,9 @@ Bits ThreadAnalysis::Impl::May(const Value* value) const {
 
 Bits ThreadAnalysis::Impl::RoleBits(const Op& role) const {
   // A role without its range (not verified yet) may be any warps.
-  const int64_t begin = IntAttr(role, "warp_begin").value_or(0);
-  const int64_t end = IntAttr(role, "warp_end").value_or(kMaxThreads);
+  // The verifier may not have run: the bounds may be missing.
+  const int64_t begin = role.has_warp_begin() ? role.warp_begin() : 0;
+  const int64_t end = role.has_warp_end() ? role.warp_end() : kMaxThreads;
   Bits bits;
   for (int t = 0; t < universe_size; ++t) {
     bits[t] = t / kWarpSize >= begin && t / kWarpSize < end;
@@ -844,11 +841,7 @@ bool ThreadAnalysis::GuardsUniformOver(const Op& op, Scope scope,
 }
 
 const Op* ThreadAnalysis::EnclosingRole(const Op& op) const {
-  for (const Op* parent = op.parent_op(); parent != nullptr;
-       parent = parent->parent_op()) {
-    if (parent->kind() == OpKind::kRole) return parent;
-  }
-  return nullptr;
+  return op.EnclosingOp(OpKind::kRole);
 }
 
 bool ThreadAnalysis::Impl::Precedes(const Op& a, const Op& b) const {

@@ -814,11 +814,11 @@ Value* BuildExpr(OpBuilder& b, const Expr& e,
     case Expr::kRem:
       return b.Binary(OpKind::kRem, lhs, rhs);
     case Expr::kLt:
-      return b.Compare("lt", lhs, rhs);
+      return b.Compare(CmpPredicate::kLt, lhs, rhs);
     case Expr::kLe:
-      return b.Compare("le", lhs, rhs);
+      return b.Compare(CmpPredicate::kLe, lhs, rhs);
     case Expr::kEq:
-      return b.Compare("eq", lhs, rhs);
+      return b.Compare(CmpPredicate::kEq, lhs, rhs);
     case Expr::kAnd:
       return b.Binary(OpKind::kAnd, lhs, rhs);
     case Expr::kOr:

@@ -22,6 +22,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 #include "analysis/analysis_manager.h"
 #include "analysis/static_values.h"
 #include "analysis/thread_analysis.h"
@@ -280,29 +281,10 @@ std::string DescribeWarps(const ThreadSet& threads) {
 }
 
 // The innermost op of `kind` around `op`, or null.
-const Op* EnclosingOfKind(const Op& op, OpKind kind) {
-  for (const Op* parent = op.parent_op(); parent != nullptr;
-       parent = parent->parent_op()) {
-    if (parent->kind() == kind) return parent;
-  }
-  return nullptr;
-}
-
-bool Encloses(const Op& outer, const Op& op) {
-  for (const Op* parent = op.parent_op(); parent != nullptr;
-       parent = parent->parent_op()) {
-    if (parent == &outer) return true;
-  }
-  return false;
-}
-
-std::string RoleName(const Op& role) {
-  return absl::StrCat("@", role.GetString("name"));
-}
+std::string RoleName(const Op& role) { return absl::StrCat("@", role.name()); }
 
 std::string RoleWarps(const Op& role) {
-  return absl::StrCat("warps [", role.GetInt("warp_begin"), ", ",
-                      role.GetInt("warp_end"), ")");
+  return absl::StrCat("warps [", role.warp_begin(), ", ", role.warp_end(), ")");
 }
 
 // Products of user-given sizes saturate here instead of overflowing; every
@@ -669,7 +651,7 @@ void Verifier::CheckTensorMap(const Param& map) {
 void Verifier::CheckWorkspaceMap(const Param& map, const Op& workspace) {
   const Value* buffer = workspace.result();
   const Type& type = buffer->type();
-  const int64_t align = workspace.GetInt("align");
+  const int64_t align = workspace.align();
   if (align < 16) {
     (Fail(workspace, kWorkspaceMap)
      << "workspace " << Name(buffer) << " is mapped by " << Name(map.value)
@@ -938,14 +920,14 @@ void Verifier::CheckUses(const Op& op) {
     }
     const Op* commit = value->defining_op();
     const Op* loop =
-        commit == nullptr ? nullptr : EnclosingOfKind(*commit, OpKind::kFor);
+        commit == nullptr ? nullptr : commit->EnclosingOp(OpKind::kFor);
     if (loop == nullptr) {
       (Fail(op, kTokenInstance)
        << Name(value) << "@" << operand.distance
        << " names an earlier iteration, but " << Name(value)
        << " is not committed inside a loop")
           .Note(value->loc(), "committed here");
-    } else if (!Encloses(*loop, op)) {
+    } else if (!op.IsInside(*loop)) {
       (Fail(op, kTokenInstance)
        << Name(value) << "@" << operand.distance
        << " is used outside the loop that commits " << Name(value))
@@ -1068,8 +1050,9 @@ void Verifier::CheckOp(const Op& op) {
       break;
     case OpKind::kMbarrierInit:
     case OpKind::kMbarrierArriveTx: {
-      const char* what = kind == OpKind::kMbarrierInit ? "count" : "bytes";
-      int64_t value = op.GetInt(what);
+      const bool init = kind == OpKind::kMbarrierInit;
+      const char* what = init ? "count" : "bytes";
+      int64_t value = init ? op.count() : op.bytes();
       if (value < 1 || value > kMbarrierCountLimit) {
         Fail(op, kMbarrierCounts)
             << op.mnemonic() << " " << what << " must be in 1.."
@@ -1107,7 +1090,7 @@ void Verifier::CheckOp(const Op& op) {
       CheckAtomic(op);
       break;
     case OpKind::kSetMaxNReg: {
-      int64_t regs = op.GetInt("regs");
+      int64_t regs = op.regs();
       if (regs < 24 || regs > 256 || regs % 8 != 0) {
         Fail(op, kSetMaxNRegValue)
             << "setmaxnreg regs must be a multiple of 8 in 24..256, got "
@@ -1140,11 +1123,11 @@ void Verifier::CheckOp(const Op& op) {
               << op.operand_value(i)->type().ToString();
         }
       }
-      if (op.GetInt("unroll") < 0) {
+      if (op.unroll() < 0) {
         Fail(op, kControlOperands)
             << "for unroll must be 0 (the compiler decides), 1 (rolled) or "
                "a count, got "
-            << op.GetInt("unroll");
+            << op.unroll();
       }
       CheckCircularBufferMarker(op);
       break;
@@ -1155,10 +1138,10 @@ void Verifier::CheckOp(const Op& op) {
         Fail(op, kSplitK) << "splitk partial must be a register buffer, got "
                           << partial.ToString();
       }
-      if (const Op* outer = EnclosingOfKind(op, OpKind::kSplitK)) {
+      if (const Op* outer = op.EnclosingOp(OpKind::kSplitK)) {
         (Fail(op, kSplitK) << "splitk must not be nested in another splitk")
             .Note(outer->loc(), "the enclosing splitk");
-      } else if (const Op* loop = EnclosingOfKind(op, OpKind::kFor)) {
+      } else if (const Op* loop = op.EnclosingOp(OpKind::kFor)) {
         (Fail(op, kSplitK) << "splitk must not be inside a loop")
             .Note(loop->loc(), "the enclosing loop");
       }
@@ -1176,8 +1159,8 @@ void Verifier::CheckOp(const Op& op) {
       [[fallthrough]];
     case OpKind::kBarrierNamed:
     case OpKind::kBarrierArrive: {
-      int64_t id = op.GetInt("id");
-      int64_t threads = op.GetInt("threads");
+      int64_t id = op.id();
+      int64_t threads = op.threads();
       if (id < 1 || id > 15) {
         Fail(op, kNamedBarrierIds)
             << op.mnemonic()
@@ -1195,10 +1178,10 @@ void Verifier::CheckOp(const Op& op) {
       break;
     }
     case OpKind::kBarrierBlock: {
-      const Op* role = EnclosingOfKind(op, OpKind::kRole);
+      const Op* role = op.EnclosingOp(OpKind::kRole);
       if (role != nullptr && !malformed_.contains(role) && block_threads_ &&
-          (role->GetInt("warp_begin") != 0 ||
-           role->GetInt("warp_end") != *block_threads_ / 32 ||
+          (role->warp_begin() != 0 ||
+           role->warp_end() != *block_threads_ / 32 ||
            *block_threads_ % 32 != 0)) {
         (Fail(op, kBlockBarrier)
          << "barrier.block waits for all " << *block_threads_
@@ -1386,7 +1369,7 @@ void Verifier::CheckSpaces(const Op& op) {
 
 void Verifier::CheckConst(const Op& op) {
   const Type& type = op.result()->type();
-  const Attribute& value = op.GetAttr("value");
+  const Attribute& value = op.value();
   if (!type.is_scalar() || type.dtype() == DType::kMbarrier) {
     Fail(op, kConstValue) << "const result must be a scalar, got "
                           << type.ToString();
@@ -1578,7 +1561,7 @@ void Verifier::CheckVectorOp(const Op& op) {
                          << vector.ToString();
     return;
   }
-  int64_t lane = op.GetInt("lane");
+  int64_t lane = op.lane();
   if (lane < 0 || lane >= vector.lanes()) {
     Fail(op, kVectorOps) << "vec.extract lane " << lane << " is outside "
                          << vector.ToString();
@@ -1624,7 +1607,7 @@ void Verifier::CheckMatrixMove(const Op& op) {
   const Type& buffer = op.operand_value(0)->type();
   const bool load = op.kind() == OpKind::kLdmatrix;
   const Type& moved = load ? op.result()->type() : op.operand_value(1)->type();
-  int64_t count = op.GetInt("count");
+  int64_t count = op.count();
   if (count != 1 && count != 2 && count != 4) {
     Fail(op, kLoadStore) << op.mnemonic() << " count must be 1, 2 or 4, got "
                          << count;
@@ -1671,7 +1654,7 @@ void Verifier::CheckGroupTokens(const Op& op) {
 void Verifier::CheckAtomic(const Op& op) {
   const Type& buffer = op.operand_value(0)->type();
   const Type& value = op.operand_value(1)->type();
-  const std::string& reduction = op.GetString("op");
+  const CombineOp reduction = op.op();
   DType dtype = buffer.dtype();
   if (dtype == DType::kI1 || dtype == DType::kMbarrier) {
     Fail(op, kAtomics) << op.mnemonic() << " does not work on "
@@ -1683,9 +1666,9 @@ void Verifier::CheckAtomic(const Op& op) {
                        << " like the elements of " << Name(op.operand_value(0))
                        << ", got " << value.ToString();
   }
-  bool bitwise = reduction == "and" || reduction == "or";
+  bool bitwise = reduction == CombineOp::kAnd || reduction == CombineOp::kOr;
   if (bitwise && !IsInteger(dtype)) {
-    Fail(op, kAtomics) << op.mnemonic() << " " << reduction
+    Fail(op, kAtomics) << op.mnemonic() << " " << EnumName(reduction)
                        << " needs integer elements, got " << DTypeName(dtype);
   }
   if (op.kind() == OpKind::kAtomic &&
@@ -1698,7 +1681,7 @@ void Verifier::CheckAtomic(const Op& op) {
 void Verifier::CheckPtx(const Op& op) {
   // PTX is ASCII; the text goes into a C++ string literal in the CUDA
   // source, where a stray byte would fail far from here.
-  const std::string& ptx_text = op.GetString("text");
+  const absl::string_view ptx_text = op.text();
   for (size_t i = 0; i < ptx_text.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(ptx_text[i]);
     if ((c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f) {
@@ -1709,8 +1692,8 @@ void Verifier::CheckPtx(const Op& op) {
       break;
     }
   }
-  int64_t reads = op.GetInt("reads");
-  int64_t writes = op.GetInt("writes");
+  int64_t reads = op.reads();
+  int64_t writes = op.writes();
   int operands = op.num_operands();
   if (reads < 0 || writes < 0 || reads > operands ||
       writes > operands - reads) {
@@ -1742,7 +1725,7 @@ void Verifier::CheckPtx(const Op& op) {
                      << op.result(r)->type().ToString();
     }
   }
-  const std::string& text = op.GetString("text");
+  const absl::string_view text = op.text();
   if (absl::StripAsciiWhitespace(text).empty()) {
     Fail(op, kPtx) << "ptx text is empty";
     return;
@@ -1806,7 +1789,7 @@ void Verifier::CheckAlloc(const Op& op) {
     }
     return;
   }
-  int64_t align = op.GetInt("align");
+  int64_t align = op.align();
   if (!IsPowerOfTwo(align) || align < DTypeBytes(type.dtype())) {
     Fail(op, kAllocAttrs) << op.mnemonic()
                           << " align must be a power of two of at least "
@@ -1815,27 +1798,27 @@ void Verifier::CheckAlloc(const Op& op) {
     return;
   }
   if (op.kind() != OpKind::kAllocShared) return;
-  int64_t swizzle = op.GetInt("swizzle");
+  int64_t swizzle = op.swizzle();
   if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128) {
     Fail(op, kAllocAttrs) << "alloc.shared swizzle must be 0, 32, 64 or 128 "
                              "bytes, got "
                           << swizzle;
   }
-  if (op.GetInt("pad") < 0) {
+  if (op.pad() < 0) {
     Fail(op, kAllocAttrs) << "alloc.shared pad must not be negative, got "
-                          << op.GetInt("pad");
+                          << op.pad();
   }
-  if (const Attribute* offset = op.FindAttr("offset")) {
-    if (offset->int_value < 0 || offset->int_value % align != 0) {
+  if (const std::optional<int64_t> offset = op.offset()) {
+    if (*offset < 0 || *offset % align != 0) {
       Fail(op, kAllocAttrs)
-          << "alloc.shared offset " << offset->int_value
+          << "alloc.shared offset " << *offset
           << " must be a non-negative multiple of its align " << align;
     }
   }
   const bool mbarrier_ring =
       type.dtype() == DType::kMbarrier && type.rank() == 1;
   const bool data_ring = type.dtype() != DType::kMbarrier && type.rank() >= 2;
-  if (op.GetFlag("ring") && !mbarrier_ring && !data_ring) {
+  if (op.ring() && !mbarrier_ring && !data_ring) {
     Fail(op, kAllocAttrs) << "alloc.shared ring needs data with a leading "
                              "stage dimension (rank 2 or more) or one "
                              "mbarrier per stage (rank 1), got "
@@ -1867,7 +1850,7 @@ void Verifier::CheckTma(const Op& op) {
                          << Name(smem) << " holds "
                          << DTypeName(smem->type().dtype());
   }
-  int64_t swizzle = alloc->GetInt("swizzle");
+  int64_t swizzle = alloc->swizzle();
   if (swizzle != map->swizzle) {
     (Fail(op, kTmaShared) << op.mnemonic() << " tensor map " << Name(map_value)
                           << " has " << map->swizzle << "-byte swizzle but "
@@ -1876,7 +1859,7 @@ void Verifier::CheckTma(const Op& op) {
         .Note(alloc->loc(), absl::StrCat(Name(smem), " allocated here"));
   }
   int64_t required = map->swizzle == 0 ? 128 : 8 * int64_t{map->swizzle};
-  int64_t align = alloc->GetInt("align");
+  int64_t align = alloc->align();
   if (align < required) {
     (
         Fail(op, kTmaShared)
@@ -1888,20 +1871,21 @@ void Verifier::CheckTma(const Op& op) {
         .Note(alloc->loc(), absl::StrCat(Name(smem), " allocated here"));
   }
   if (op.kind() == OpKind::kTmaReduce) {
-    const std::string& reduction = op.GetString("op");
+    const CombineOp reduction = op.op();
     std::vector<DType> supported =
-        reduction == "add"
+        reduction == CombineOp::kAdd
             ? std::vector<DType>{DType::kI32, DType::kI64, DType::kIndex,
                                  DType::kF32, DType::kF16, DType::kBF16}
             : std::vector<DType>{DType::kI32, DType::kI64, DType::kIndex,
                                  DType::kF16, DType::kBF16};
     if (std::find(supported.begin(), supported.end(), dtype) ==
         supported.end()) {
-      Fail(op, kTmaShared) << "tma.reduce " << reduction << " does not support "
-                           << DTypeName(dtype) << " elements";
+      Fail(op, kTmaShared) << "tma.reduce " << EnumName(reduction)
+                           << " does not support " << DTypeName(dtype)
+                           << " elements";
     }
   }
-  if (const Attribute* multicast = op.FindAttr("multicast")) {
+  if (const std::optional<int64_t> multicast = op.multicast()) {
     int64_t ctas = BoundedVolume(kernel_.cluster, 1024).value_or(1);
     if (ctas > 16) {
       // An oversized cluster is reported by V49.
@@ -1909,9 +1893,8 @@ void Verifier::CheckTma(const Op& op) {
       Fail(op, kTmaShared) << "tma.load multicast needs a cluster of more "
                               "than one CTA, got "
                            << ctas;
-    } else if (multicast->int_value < 1 ||
-               multicast->int_value >= (int64_t{1} << ctas)) {
-      Fail(op, kTmaShared) << "tma.load multicast mask " << multicast->int_value
+    } else if (*multicast < 1 || *multicast >= (int64_t{1} << ctas)) {
+      Fail(op, kTmaShared) << "tma.load multicast mask " << *multicast
                            << " must name CTAs of a " << ctas
                            << "-CTA cluster (1.." << (int64_t{1} << ctas) - 1
                            << ")";
@@ -1925,11 +1908,11 @@ void Verifier::CheckBarrierReduction(const Op& op) {
     Fail(op, kBarrierReduction)
         << "barrier.red takes an i1 predicate, got " << value.ToString();
   }
-  const bool count = op.GetString("op") == "popc";
+  const bool count = op.op() == CombineOp::kPopc;
   const DType want = count ? DType::kI32 : DType::kI1;
   if (!op.result()->type().is_scalar(want)) {
     Fail(op, kBarrierReduction)
-        << "barrier.red " << op.GetString("op") << " returns "
+        << "barrier.red " << EnumName(op.op()) << " returns "
         << (count ? "i32 (how many participants voted true)"
                   : "i1 like its predicate")
         << ", got " << op.result()->type().ToString();
@@ -1963,7 +1946,7 @@ void Verifier::CheckRemoteArrive(const Op& op) {
 void Verifier::CheckCopySize(const Op& op) {
   const Type& destination = op.operand_value(0)->type();
   const Type& source = op.operand_value(1)->type();
-  int64_t bytes = op.GetInt("bytes");
+  int64_t bytes = op.bytes();
   if (op.kind() == OpKind::kCpAsync) {
     if (bytes != 4 && bytes != 8 && bytes != 16) {
       Fail(op, kCopySize) << "cp.async copies 4, 8 or 16 bytes, got " << bytes;
@@ -1988,7 +1971,7 @@ void Verifier::CheckWgmma(const Op& op) {
   const Type& accumulator = op.operand_value(0)->type();
   const Type& a = op.operand_value(1)->type();
   const Type& b = op.operand_value(2)->type();
-  int64_t n = op.GetInt("n");
+  int64_t n = op.n();
   if (n < 8 || n > 256 || n % 8 != 0) {
     Fail(op, kWgmma) << "wgmma n must be a multiple of 8 in 8..256, got " << n;
   }
@@ -2003,9 +1986,9 @@ void Verifier::CheckWgmma(const Op& op) {
                      << DTypeName(accumulator.dtype());
   }
   if (a.is_buffer() && a.space() == MemorySpace::kRegister &&
-      op.GetString("a_major") != "k") {
+      op.a_major() != Major::kK) {
     Fail(op, kWgmma) << "wgmma A from registers must be K-major, got a_major = "
-                     << op.GetString("a_major");
+                     << EnumName(op.a_major());
   }
   if (op.num_operands() > 3) {
     const Type& zero = op.operand_value(3)->type();
@@ -2050,13 +2033,17 @@ void Verifier::CheckSharedBudget() {
 }
 
 void Verifier::CheckCircularBufferMarker(const Op& loop) {
-  const std::string& mode = loop.GetString("circular_buffer");
-  static constexpr const char* kMarkerAttrs[] = {
-      "stages",        "prefetch",      "producer",
-      "producer_regs", "consumer_regs", "pingpong"};
-  if (mode == "none") {
-    for (const char* name : kMarkerAttrs) {
-      if (loop.FindAttr(name) != nullptr) {
+  const CircularBufferMode mode = loop.circular_buffer();
+  const std::pair<const char*, bool> marker_attrs[] = {
+      {"stages", loop.has_stages()},
+      {"prefetch", loop.has_prefetch()},
+      {"producer", loop.has_producer()},
+      {"producer_regs", loop.has_producer_regs()},
+      {"consumer_regs", loop.has_consumer_regs()},
+      {"pingpong", loop.has_pingpong()}};
+  if (mode == CircularBufferMode::kNone) {
+    for (const auto& [name, present] : marker_attrs) {
+      if (present) {
         Fail(loop, kCircularBufferMarker)
             << "'" << name
             << "' needs 'circular_buffer = pipelined | warp_specialized' on "
@@ -2066,45 +2053,44 @@ void Verifier::CheckCircularBufferMarker(const Op& loop) {
     }
     return;
   }
-  const Attribute* stages = loop.FindAttr("stages");
-  if (stages == nullptr) {
+  const std::optional<int64_t> stages = loop.stages();
+  if (!stages.has_value()) {
     Fail(loop, kCircularBufferMarker)
         << "a loop marked for circular buffering needs 'stages'";
-  } else if (stages->int_value < 1 || stages->int_value > 16) {
+  } else if (*stages < 1 || *stages > 16) {
     Fail(loop, kCircularBufferMarker)
-        << "stages must be in 1..16, got " << stages->int_value;
+        << "stages must be in 1..16, got " << *stages;
   }
-  if (const Attribute* prefetch = loop.FindAttr("prefetch")) {
-    if (mode != "pipelined") {
+  if (const std::optional<int64_t> prefetch = loop.prefetch()) {
+    if (mode != CircularBufferMode::kPipelined) {
       Fail(loop, kCircularBufferMarker)
           << "'prefetch' applies to pipelined mode; in warp_specialized mode "
              "the producer runs up to 'stages' iterations ahead";
-    } else if (stages != nullptr &&
-               (prefetch->int_value < 0 ||
-                prefetch->int_value >= stages->int_value)) {
+    } else if (stages.has_value() && (*prefetch < 0 || *prefetch >= *stages)) {
       Fail(loop, kCircularBufferMarker)
-          << "prefetch must be in 0.." << stages->int_value - 1
-          << " (less than stages), got " << prefetch->int_value;
+          << "prefetch must be in 0.." << *stages - 1
+          << " (less than stages), got " << *prefetch;
     }
   }
-  if (mode == "pipelined") {
-    for (const char* name :
-         {"producer", "producer_regs", "consumer_regs", "pingpong"}) {
-      if (loop.FindAttr(name) != nullptr) {
+  if (mode == CircularBufferMode::kPipelined) {
+    // Every marker attribute but stages and prefetch.
+    for (const auto& [name, present] :
+         absl::MakeSpan(marker_attrs).subspan(2)) {
+      if (present) {
         Fail(loop, kCircularBufferMarker)
             << "'" << name << "' applies to warp_specialized mode only";
       }
     }
   }
-  for (const char* name : {"producer_regs", "consumer_regs"}) {
-    const Attribute* regs = loop.FindAttr(name);
-    if (regs == nullptr) continue;
-    if (regs->int_value < 24 || regs->int_value > 256 ||
-        regs->int_value % 8 != 0) {
+  const std::pair<const char*, std::optional<int64_t>> regs_attrs[] = {
+      {"producer_regs", loop.producer_regs()},
+      {"consumer_regs", loop.consumer_regs()}};
+  for (const auto& [name, regs] : regs_attrs) {
+    if (!regs.has_value()) continue;
+    if (*regs < 24 || *regs > 256 || *regs % 8 != 0) {
       Fail(loop, kCircularBufferMarker)
-          << name << " must be a multiple of 8 in 24..256, got "
-          << regs->int_value;
-    } else if (loop.GetString("producer") == "warp") {
+          << name << " must be a multiple of 8 in 24..256, got " << *regs;
+    } else if (loop.producer() == ProducerKind::kWarp) {
       Fail(loop, kCircularBufferMarker)
           << name
           << " needs producer = warpgroup (a producer warp cannot run "
@@ -2114,7 +2100,7 @@ void Verifier::CheckCircularBufferMarker(const Op& loop) {
   for (const Op* outer = loop.parent_op(); outer != nullptr;
        outer = outer->parent_op()) {
     if (outer->kind() == OpKind::kFor &&
-        outer->GetString("circular_buffer") != "none") {
+        outer->circular_buffer() != CircularBufferMode::kNone) {
       (Fail(loop, kCircularBufferMarker)
        << "a loop marked for circular buffering cannot be nested in another "
           "marked loop")
@@ -2129,8 +2115,8 @@ void Verifier::CheckRoles() {
   for (const Op* op : ops_) {
     if (op->kind() != OpKind::kRole) continue;
     const Op& role = *op;
-    int64_t begin = role.GetInt("warp_begin");
-    int64_t end = role.GetInt("warp_end");
+    int64_t begin = role.warp_begin();
+    int64_t end = role.warp_end();
     if (block_threads_ && *block_threads_ % 32 != 0) {
       Fail(role, kRoleRange) << "role " << RoleName(role)
                              << " needs a block of whole warps, but the block "
@@ -2145,7 +2131,7 @@ void Verifier::CheckRoles() {
           << "role " << RoleName(role) << " " << RoleWarps(role)
           << " ends past the block's " << Plural(*block_threads_ / 32, "warp");
     }
-    if (const Op* outer = EnclosingOfKind(role, OpKind::kRole)) {
+    if (const Op* outer = role.EnclosingOp(OpKind::kRole)) {
       (Fail(role, kRoleNesting) << "role " << RoleName(role)
                                 << " is nested in role " << RoleName(*outer))
           .Note(outer->loc(), "the enclosing role");
@@ -2155,8 +2141,7 @@ void Verifier::CheckRoles() {
     for (int i = 0; region != nullptr && &region->op(i) != &role; ++i) {
       const Op& sibling = region->op(i);
       if (sibling.kind() != OpKind::kRole) continue;
-      if (begin < sibling.GetInt("warp_end") &&
-          sibling.GetInt("warp_begin") < end) {
+      if (begin < sibling.warp_end() && sibling.warp_begin() < end) {
         (Fail(role, kRoleOverlap)
          << "role " << RoleName(role) << " " << RoleWarps(role)
          << " overlaps role " << RoleName(sibling) << " " << RoleWarps(sibling))
@@ -2164,7 +2149,7 @@ void Verifier::CheckRoles() {
         break;
       }
     }
-    auto [it, inserted] = by_name.emplace(role.GetString("name"), &role);
+    auto [it, inserted] = by_name.emplace(role.name(), &role);
     if (!inserted) {
       (Fail(role, kRoleNames)
        << "role name " << RoleName(role) << " is already used")
@@ -2181,7 +2166,7 @@ void Verifier::CheckSetMaxNReg() {
   std::vector<const Op*> dec_roles;
   for (const Op* op : ops_) {
     if (op->kind() != OpKind::kSetMaxNReg) continue;
-    const Op* role = EnclosingOfKind(*op, OpKind::kRole);
+    const Op* role = op->EnclosingOp(OpKind::kRole);
     if (!block_threads_) {
       Fail(*op, kSetMaxNRegPlacement)
           << "setmaxnreg needs a constant block shape, so that the kernel "
@@ -2195,8 +2180,8 @@ void Verifier::CheckSetMaxNReg() {
           << "setmaxnreg must be inside a role of whole warpgroups";
       continue;
     }
-    int64_t begin = role->GetInt("warp_begin");
-    int64_t end = role->GetInt("warp_end");
+    int64_t begin = role->warp_begin();
+    int64_t end = role->warp_end();
     if (begin < 0 || end <= begin || end > *block_threads_ / 32) {
       continue;  // a broken role, reported by V39
     }
@@ -2209,7 +2194,7 @@ void Verifier::CheckSetMaxNReg() {
       continue;
     }
     // Counts out of range are reported by V36 and left out of the budget.
-    int64_t regs = std::clamp<int64_t>(op->GetInt("regs"), 0, 256);
+    int64_t regs = std::clamp<int64_t>(op->regs(), 0, 256);
     auto it =
         std::find_if(role_regs.begin(), role_regs.end(),
                      [&](const auto& entry) { return entry.first == role; });
@@ -2218,7 +2203,7 @@ void Verifier::CheckSetMaxNReg() {
     } else {
       it->second = std::max(it->second, regs);
     }
-    if (op->GetString("action") == "inc") {
+    if (op->action() == RegisterAction::kInc) {
       if (first_inc == nullptr) first_inc = op;
     } else if (std::find(dec_roles.begin(), dec_roles.end(), role) ==
                dec_roles.end()) {
@@ -2228,7 +2213,7 @@ void Verifier::CheckSetMaxNReg() {
   if (role_regs.empty() || !block_threads_) return;
 
   if (first_inc != nullptr) {
-    const Op* inc_role = EnclosingOfKind(*first_inc, OpKind::kRole);
+    const Op* inc_role = first_inc->EnclosingOp(OpKind::kRole);
     bool other_dec =
         std::any_of(dec_roles.begin(), dec_roles.end(),
                     [&](const Op* role) { return role != inc_role; });
@@ -2245,8 +2230,7 @@ void Verifier::CheckSetMaxNReg() {
   int64_t total = 0;
   std::vector<std::string> terms;
   for (const auto& [role, regs] : role_regs) {
-    int64_t threads =
-        32 * (role->GetInt("warp_end") - role->GetInt("warp_begin"));
+    int64_t threads = 32 * (role->warp_end() - role->warp_begin());
     role_threads += threads;
     total += regs * threads;
     terms.push_back(absl::StrCat(RoleName(*role), " ", regs, " x ", threads));
@@ -2275,16 +2259,16 @@ void Verifier::CheckNamedBarriers() {
         op->kind() != OpKind::kBarrierRed) {
       continue;
     }
-    int64_t id = op->GetInt("id");
+    int64_t id = op->id();
     if (id < 1 || id > 15) continue;  // reported by CheckOp
     const Op*& first = first_use[id];
     if (first == nullptr) {
       first = op;
-    } else if (first->GetInt("threads") != op->GetInt("threads")) {
+    } else if (first->threads() != op->threads()) {
       (Fail(*op, kNamedBarrierCounts)
-       << op->mnemonic() << " " << id << " counts " << op->GetInt("threads")
-       << " threads, but barrier " << id << " is used with "
-       << first->GetInt("threads") << " threads before")
+       << op->mnemonic() << " " << id << " counts " << op->threads()
+       << " threads, but barrier " << id << " is used with " << first->threads()
+       << " threads before")
           .Note(first->loc(), "first use");
     }
   }
@@ -2383,11 +2367,10 @@ void Verifier::CheckExecution(const ThreadAnalysis& analysis, const Op& op) {
     case ExecClass::kWarpgroupCollective: {
       const bool uniform =
           analysis.GuardsUniformOver(op, Scope::kWarpgroup, &culprit);
-      const Op* role = EnclosingOfKind(op, OpKind::kRole);
+      const Op* role = op.EnclosingOp(OpKind::kRole);
       const bool role_splits_warpgroups =
-          role != nullptr &&
-          (role->GetInt("warp_begin") % 4 != 0 ||
-           (role->GetInt("warp_end") - role->GetInt("warp_begin")) % 4 != 0);
+          role != nullptr && (role->warp_begin() % 4 != 0 ||
+                              (role->warp_end() - role->warp_begin()) % 4 != 0);
       if (role_splits_warpgroups) {
         (Fail(op, kWarpgroupCollective)
          << op.mnemonic() << " runs in role " << RoleName(*role) << " ("

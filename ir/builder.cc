@@ -44,13 +44,13 @@ Op* OpBuilder::Create(OpKind kind, std::vector<Operand> operands,
 }
 
 Value* OpBuilder::Constant(int64_t value, DType dtype, std::string name) {
-  return Create(OpKind::kConst, {}, {{"value", Attribute::Integer(value)}},
+  return Create(OpKind::kConst, {}, {attr::value(Attribute::Integer(value))},
                 {Type::Scalar(dtype)}, {name.empty() ? "c" : name})
       ->result();
 }
 
 Value* OpBuilder::FloatConstant(double value, DType dtype, std::string name) {
-  return Create(OpKind::kConst, {}, {{"value", Attribute::Float(value)}},
+  return Create(OpKind::kConst, {}, {attr::value(Attribute::Float(value))},
                 {Type::Scalar(dtype)}, {name.empty() ? "cf" : name})
       ->result();
 }
@@ -61,10 +61,9 @@ Value* OpBuilder::Binary(OpKind kind, Value* lhs, Value* rhs,
       ->result();
 }
 
-Value* OpBuilder::Compare(absl::string_view predicate, Value* lhs, Value* rhs,
+Value* OpBuilder::Compare(CmpPredicate predicate, Value* lhs, Value* rhs,
                           std::string name) {
-  return Create(OpKind::kCmp, {Use(lhs), Use(rhs)},
-                {{"pred", Attribute::Enum(std::string(predicate))}},
+  return Create(OpKind::kCmp, {Use(lhs), Use(rhs)}, {attr::pred(predicate)},
                 {Type::Scalar(DType::kI1)}, {name.empty() ? "p" : name})
       ->result();
 }
@@ -72,7 +71,7 @@ Value* OpBuilder::Compare(absl::string_view predicate, Value* lhs, Value* rhs,
 Op* OpBuilder::For(Value* lower, Value* upper, Value* step,
                    std::string iv_name, int unroll) {
   AttrList attrs;
-  if (unroll != 0) attrs.push_back({"unroll", Attribute::Int(unroll)});
+  if (unroll != 0) attrs.push_back(attr::unroll(unroll));
   Op* op = Create(OpKind::kFor, {Use(lower), Use(upper), Use(step)},
                   std::move(attrs));
   kernel().AddRegion(*op, {Type::Scalar(DType::kIndex)}, {iv_name});
@@ -88,20 +87,17 @@ Op* OpBuilder::If(Value* condition) {
 
 Op* OpBuilder::Role(std::string name, int warp_begin, int warp_end) {
   Op* op = Create(OpKind::kRole, {},
-                  {{"name", Attribute::String(std::move(name))},
-                   {"warp_begin", Attribute::Int(warp_begin)},
-                   {"warp_end", Attribute::Int(warp_end)}});
+                  {attr::name(std::move(name)), attr::warp_begin(warp_begin),
+                   attr::warp_end(warp_end)});
   kernel().AddRegion(*op);
   return op;
 }
 
-Op* OpBuilder::SplitK(Value* partial, absl::string_view dim,
-                      absl::string_view reduce) {
+Op* OpBuilder::SplitK(Value* partial, Dim dim, CombineOp reduce) {
   AttrList attrs;
-  if (dim != "z") attrs.push_back({"dim", Attribute::Enum(std::string(dim))});
-  if (reduce != "add") {
-    attrs.push_back({"op", Attribute::Enum(std::string(reduce))});
-  }
+  // Defaults are left out, as the parser leaves them.
+  if (dim != Dim::kZ) attrs.push_back(attr::dim(dim));
+  if (reduce != CombineOp::kAdd) attrs.push_back(attr::op(reduce));
   Op* op = Create(OpKind::kSplitK, {Use(partial)}, std::move(attrs));
   kernel().AddRegion(*op);
   kernel().AddRegion(*op);

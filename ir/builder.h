@@ -3,7 +3,7 @@
 //
 //   OpBuilder b(kernel.body());
 //   Value* c0 = b.Constant(0, DType::kIndex);
-//   Value* tx = b.Create(OpKind::kThreadId, {}, {{"dim", Attribute::Enum("x")}},
+//   Value* tx = b.Create(OpKind::kThreadId, {}, {attr::dim(Dim::kX)},
 //                        {Type::Scalar(DType::kIndex)}, {"tx"})->result();
 #ifndef KIR_IR_BUILDER_H_
 #define KIR_IR_BUILDER_H_
@@ -23,7 +23,32 @@ inline Operand Ref(Value* buffer, std::vector<Value*> indices) {
 // A plain value operand.
 inline Operand Use(Value* value) { return Operand{value, false, {}}; }
 
-using AttrList = std::vector<std::pair<std::string, Attribute>>;
+using NamedAttr = std::pair<std::string, Attribute>;
+using AttrList = std::vector<NamedAttr>;
+
+// One function per attribute of ir/attrs.def, typed like its accessor, to
+// fill an AttrList; a misspelt name does not compile:
+//   b.Create(OpKind::kFenceProxyAsync, {}, {attr::space(FenceSpace::kGlobal)});
+namespace attr {
+#define KIR_INT_ATTR(name)                 \
+  inline NamedAttr name(int64_t value) {   \
+    return {#name, Attribute::Int(value)}; \
+  }
+#define KIR_OPTIONAL_INT_ATTR(name) KIR_INT_ATTR(name)
+#define KIR_FLAG_ATTR(name) \
+  inline NamedAttr name(bool value) { return {#name, Attribute::Flag(value)}; }
+#define KIR_STRING_ATTR(name)                            \
+  inline NamedAttr name(std::string value) {             \
+    return {#name, Attribute::String(std::move(value))}; \
+  }
+#define KIR_NUMBER_ATTR(name) \
+  inline NamedAttr name(Attribute value) { return {#name, std::move(value)}; }
+#define KIR_ENUM_ATTR(name, Type)                     \
+  inline NamedAttr name(Type value) {                 \
+    return {#name, Attribute::Enum(EnumName(value))}; \
+  }
+#include "ir/attrs.def"
+}  // namespace attr
 
 class OpBuilder {
  public:
@@ -53,7 +78,7 @@ class OpBuilder {
   Value* Constant(int64_t value, DType dtype, std::string name = "");
   Value* FloatConstant(double value, DType dtype, std::string name = "");
   Value* Binary(OpKind kind, Value* lhs, Value* rhs, std::string name = "");
-  Value* Compare(absl::string_view predicate, Value* lhs, Value* rhs,
+  Value* Compare(CmpPredicate predicate, Value* lhs, Value* rhs,
                  std::string name = "");
 
   // Structured ops. Each returns the op; fill its regions with a builder
@@ -62,8 +87,8 @@ class OpBuilder {
           int unroll = 0);
   Op* If(Value* condition);  // both regions exist; else may stay empty
   Op* Role(std::string name, int warp_begin, int warp_end);
-  Op* SplitK(Value* partial, absl::string_view dim = "z",
-             absl::string_view reduce = "add");
+  Op* SplitK(Value* partial, Dim dim = Dim::kZ,
+             CombineOp reduce = CombineOp::kAdd);
 
  private:
   Kernel& kernel() const { return *region_->kernel(); }

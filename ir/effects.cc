@@ -14,16 +14,7 @@
 
 namespace kir {
 
-const char* ProxyName(Proxy proxy) {
-  switch (proxy) {
-    case Proxy::kGeneric:
-      return "generic";
-    case Proxy::kAsync:
-      return "async";
-  }
-  KIR_UNREACHABLE();
-  return "";
-}
+const char* ProxyName(Proxy proxy) { return EnumName(proxy); }
 
 const char* CompletionName(Completion completion) {
   switch (completion) {
@@ -115,37 +106,9 @@ const char* SyncKindName(SyncKind sync) {
   return "";
 }
 
-const char* MemoryOrderName(MemoryOrder order) {
-  switch (order) {
-    case MemoryOrder::kWeak:
-      return "weak";
-    case MemoryOrder::kRelaxed:
-      return "relaxed";
-    case MemoryOrder::kAcquire:
-      return "acquire";
-    case MemoryOrder::kRelease:
-      return "release";
-    case MemoryOrder::kAcqRel:
-      return "acq_rel";
-  }
-  KIR_UNREACHABLE();
-  return "";
-}
+const char* MemoryOrderName(MemoryOrder order) { return EnumName(order); }
 
-const char* MemoryScopeName(MemoryScope scope) {
-  switch (scope) {
-    case MemoryScope::kCta:
-      return "cta";
-    case MemoryScope::kCluster:
-      return "cluster";
-    case MemoryScope::kGpu:
-      return "gpu";
-    case MemoryScope::kSys:
-      return "sys";
-  }
-  KIR_UNREACHABLE();
-  return "";
-}
+const char* MemoryScopeName(MemoryScope scope) { return EnumName(scope); }
 
 const char* DistributionName(Distribution distribution) {
   switch (distribution) {
@@ -410,31 +373,6 @@ const OpFacts& FactsOf(OpKind kind) {
 
 namespace {
 
-std::optional<MemoryScope> ParseScope(const std::string& name) {
-  if (name == "cta") return MemoryScope::kCta;
-  if (name == "cluster") return MemoryScope::kCluster;
-  if (name == "gpu") return MemoryScope::kGpu;
-  if (name == "sys") return MemoryScope::kSys;
-  return std::nullopt;
-}
-
-std::optional<MemoryOrder> ParseOrder(const std::string& name) {
-  if (name == "relaxed") return MemoryOrder::kRelaxed;
-  if (name == "acquire") return MemoryOrder::kAcquire;
-  if (name == "release") return MemoryOrder::kRelease;
-  if (name == "acq_rel") return MemoryOrder::kAcqRel;
-  return std::nullopt;
-}
-
-// An int attribute, or its default, or `fallback` when the op (not yet
-// verified) lacks a required one.
-int64_t IntAttr(const Op& op, absl::string_view name, int64_t fallback) {
-  if (const Attribute* attr = op.FindAttr(name)) return attr->int_value;
-  const AttrSpec* spec = op.info().FindAttr(name);
-  return spec && spec->default_value ? spec->default_value->int_value
-                                     : fallback;
-}
-
 const Kernel* KernelOf(const Op& op) {
   return op.parent_region() ? op.parent_region()->kernel() : nullptr;
 }
@@ -551,23 +489,24 @@ std::vector<int64_t> MapBox(const Op& op, int slot) {
 }
 
 std::vector<int64_t> MatrixBox(const Op& op) {
-  int64_t count = IntAttr(op, "count", 4);
+  int64_t count = op.count();
   std::vector<int64_t> box = count == 1   ? std::vector<int64_t>{8, 8}
                              : count == 2 ? std::vector<int64_t>{16, 8}
                                           : std::vector<int64_t>{16, 16};
-  if (op.GetFlag("trans")) std::swap(box[0], box[1]);
+  if (op.trans()) std::swap(box[0], box[1]);
   return box;
 }
 
 void AddWgmmaEffects(const Op& op, EffectBuilder& builder) {
-  const int64_t n = IntAttr(op, "n", 0);
+  // Unverified ops may lack the required n.
+  const int64_t n = op.has_n() ? op.n() : 0;
   const Value* b = builder.BufferAt(2);
   const Value* a = builder.BufferAt(1);
   const Value* typed = b != nullptr ? b : a;
   const int64_t k =
       typed != nullptr ? 32 / std::max(1, ElementBytes(typed)) : 16;
   AccessMode acc_mode =
-      op.GetFlag("zero_init") ? AccessMode::kWrite : AccessMode::kReadWrite;
+      op.zero_init() ? AccessMode::kWrite : AccessMode::kReadWrite;
   builder.Box(0, acc_mode, Proxy::kGeneric, Completion::kWgmmaGroup,
               Distribution::kPerThread, {n / 2});
   if (a != nullptr && a->type().is_buffer() &&
@@ -575,13 +514,13 @@ void AddWgmmaEffects(const Op& op, EffectBuilder& builder) {
     builder.Box(1, AccessMode::kRead, Proxy::kGeneric, Completion::kWgmmaGroup,
                 Distribution::kPerThread, {k / 2});
   } else {
-    std::vector<int64_t> box = op.GetString("a_major") == "m"
+    std::vector<int64_t> box = op.a_major() == Major::kM
                                    ? std::vector<int64_t>{k, 64}
                                    : std::vector<int64_t>{64, k};
     builder.Box(1, AccessMode::kRead, Proxy::kAsync, Completion::kWgmmaGroup,
                 Distribution::kFragment, box);
   }
-  std::vector<int64_t> b_box = op.GetString("b_major") == "n"
+  std::vector<int64_t> b_box = op.b_major() == Major::kN
                                    ? std::vector<int64_t>{k, n}
                                    : std::vector<int64_t>{n, k};
   builder.Box(2, AccessMode::kRead, Proxy::kAsync, Completion::kWgmmaGroup,
@@ -616,7 +555,7 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
       break;
     }
     case OpKind::kCpAsync: {
-      const int64_t bytes = IntAttr(op, "bytes", 0);
+      const int64_t bytes = op.bytes();
       for (int slot = 0; slot < 2; ++slot) {
         const Value* buffer = builder.BufferAt(slot);
         if (buffer == nullptr) continue;
@@ -633,7 +572,7 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
       builder.Box(0, M::kWrite, generic, now, D::kFragment, MatrixBox(op));
       break;
     case OpKind::kTmaLoad: {
-      const bool multicast = op.FindAttr("multicast") != nullptr;
+      const bool multicast = op.multicast().has_value();
       std::vector<int64_t> box = MapBox(op, 1);
       MemoryEffect* smem = builder.Box(0, M::kWrite, async,
                                        Completion::kMbarrier, D::kIssuer, box);
@@ -668,7 +607,8 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
       const bool load = op.kind() == OpKind::kBulkLoad;
       const Completion completion =
           load ? Completion::kMbarrier : Completion::kBulkGroup;
-      const int64_t bytes = IntAttr(op, "bytes", 0);
+      // Unverified ops may lack the required bytes.
+      const int64_t bytes = op.has_bytes() ? op.bytes() : 0;
       for (int slot = 0; slot < 2; ++slot) {
         const Value* buffer = builder.BufferAt(slot);
         if (buffer == nullptr) continue;
@@ -704,16 +644,13 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
       // copy: release at the scope it names.
       MemoryEffect* bar =
           builder.Box(0, M::kReadWrite, generic, now, D::kPerThread, {1});
-      SetOrder(
-          bar, MemoryOrder::kRelease,
-          ParseScope(op.GetString("scope")).value_or(MemoryScope::kCluster));
+      SetOrder(bar, MemoryOrder::kRelease, op.scope());
       if (bar != nullptr) bar->remote = true;
       break;
     }
     case OpKind::kMbarrierWait:
       SetOrder(builder.Box(0, M::kRead, generic, now, D::kPerThread, {1}),
-               MemoryOrder::kAcquire,
-               ParseScope(op.GetString("scope")).value_or(MemoryScope::kCta));
+               MemoryOrder::kAcquire, op.scope());
       break;
     case OpKind::kSemWait:
     case OpKind::kSemRelease: {
@@ -722,23 +659,20 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
           builder.Box(0, wait ? M::kRead : M::kWrite, generic, now,
                       wait ? D::kPerThread : D::kIssuer, {1});
       SetOrder(effect, wait ? MemoryOrder::kAcquire : MemoryOrder::kRelease,
-               ParseScope(op.GetString("scope")).value_or(MemoryScope::kGpu));
+               op.scope());
       break;
     }
     case OpKind::kAtomic:
     case OpKind::kReduce: {
       MemoryEffect* effect =
           builder.Box(0, M::kReadWrite, generic, now, D::kPerThread, {1});
-      SetOrder(
-          effect,
-          ParseOrder(op.GetString("order")).value_or(MemoryOrder::kRelaxed),
-          ParseScope(op.GetString("scope")).value_or(MemoryScope::kGpu));
+      SetOrder(effect, op.order(), op.scope());
       break;
     }
     case OpKind::kPtx: {
-      const Proxy proxy = op.GetString("proxy") == "async" ? async : generic;
-      const int reads = static_cast<int>(IntAttr(op, "reads", 0));
-      const int writes = static_cast<int>(IntAttr(op, "writes", 0));
+      const Proxy proxy = op.proxy();
+      const int reads = static_cast<int>(op.reads());
+      const int writes = static_cast<int>(op.writes());
       const int first = op.num_operands() - reads - writes;
       if (first < 0 || reads < 0 || writes < 0) break;
       for (int i = 0; i < reads + writes; ++i) {
@@ -789,13 +723,13 @@ bool HoldsSingleIssue(const Region& region) {
 
 bool ProxyFenceOrders(const Op& op, MemorySpace space) {
   if (FactsOf(op.kind()).sync != SyncKind::kProxyFence) return false;
-  const std::string& fenced = op.GetString("space");
+  const FenceSpace fenced = op.space();
   switch (space) {
     case MemorySpace::kShared:
-      return fenced == "all" || fenced == "shared_cta" ||
-             fenced == "shared_cluster";
+      return fenced == FenceSpace::kAll || fenced == FenceSpace::kSharedCta ||
+             fenced == FenceSpace::kSharedCluster;
     case MemorySpace::kGlobal:
-      return fenced == "all" || fenced == "global";
+      return fenced == FenceSpace::kAll || fenced == FenceSpace::kGlobal;
     case MemorySpace::kRegister:
       return false;
   }

@@ -67,7 +67,7 @@
 
 namespace kir {
 
-enum class Proxy { kGeneric, kAsync };
+// Proxy, MemoryOrder and MemoryScope are attribute enums (ir/attrs.def).
 enum class Completion {
   kImmediate,
   kMbarrier,
@@ -107,10 +107,6 @@ enum class SyncKind {
   kGroupWait,           // waits for async groups
   kRegisterFence,       // wgmma.fence: orders register accesses with wgmma
 };
-
-// Memory ordering of an access (atomics, semaphores, mbarriers).
-enum class MemoryOrder { kWeak, kRelaxed, kAcquire, kRelease, kAcqRel };
-enum class MemoryScope { kCta, kCluster, kGpu, kSys };
 
 const char* ProxyName(Proxy proxy);                 // "generic" "async"
 const char* CompletionName(Completion completion);  // "bulk-group", ...

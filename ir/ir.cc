@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -121,6 +122,70 @@ std::vector<AttrSpec> ParseAttrSpec(absl::string_view spec) {
   return attrs;
 }
 
+// An attribute name as ir/attrs.def declares it.
+struct DeclaredAttr {
+  absl::string_view name;
+  AttrKind kind;
+  bool optional;
+  // For an enum: whether its C++ enum has an enumerator of this spelling.
+  bool (*has_enumerator)(absl::string_view spelling);
+};
+
+template <typename E>
+bool HasEnumerator(absl::string_view spelling) {
+  E value{};
+  return ParseEnum(spelling, &value);
+}
+
+constexpr DeclaredAttr kDeclaredAttrs[] = {
+#define KIR_INT_ATTR(name) {#name, AttrKind::kInt, false, nullptr},
+#define KIR_OPTIONAL_INT_ATTR(name) {#name, AttrKind::kInt, true, nullptr},
+#define KIR_FLAG_ATTR(name) {#name, AttrKind::kFlag, false, nullptr},
+#define KIR_STRING_ATTR(name) {#name, AttrKind::kString, false, nullptr},
+#define KIR_NUMBER_ATTR(name) {#name, AttrKind::kNumber, false, nullptr},
+#define KIR_ENUM_ATTR(name, Type) \
+  {#name, AttrKind::kEnum, false, &HasEnumerator<Type>},
+#include "ir/attrs.def"
+};
+
+// Checks ops.def against ir/attrs.def, so that every typed accessor means
+// what the op table says: same kind, an optional int exactly where ops.def
+// has `int?`, an enumerator for every enum value, no unused declaration.
+void CheckDeclaredAttrs(const std::vector<OpInfo>& table) {
+  std::vector<bool> used(std::size(kDeclaredAttrs), false);
+  for (const OpInfo& info : table) {
+    for (const AttrSpec& spec : info.attrs) {
+      const DeclaredAttr* declared = nullptr;
+      for (size_t i = 0; i < std::size(kDeclaredAttrs); ++i) {
+        if (kDeclaredAttrs[i].name == spec.name) {
+          declared = &kDeclaredAttrs[i];
+          used[i] = true;
+        }
+      }
+      KIR_CHECK(declared != nullptr)
+          << "attribute '" << spec.name << "' of " << info.mnemonic
+          << " is not declared in ir/attrs.def";
+      KIR_CHECK(declared->kind == spec.kind)
+          << "attribute '" << spec.name << "' of " << info.mnemonic
+          << " has another kind in ir/attrs.def";
+      const bool optional_int = spec.kind == AttrKind::kInt && spec.optional;
+      KIR_CHECK(declared->optional == optional_int)
+          << "attribute '" << spec.name << "' of " << info.mnemonic
+          << (optional_int ? " is" : " is not")
+          << " an optional int (int?), unlike in ir/attrs.def";
+      for (const std::string& value : spec.enum_values) {
+        KIR_CHECK(declared->has_enumerator(value))
+            << "value '" << value << "' of attribute '" << spec.name << "' of "
+            << info.mnemonic << " has no enumerator in ir/attrs.def";
+      }
+    }
+  }
+  for (size_t i = 0; i < used.size(); ++i) {
+    KIR_CHECK(used[i]) << "attribute '" << kDeclaredAttrs[i].name
+                       << "' in ir/attrs.def is used by no op in ops.def";
+  }
+}
+
 std::vector<OpInfo> BuildOpTable() {
   std::vector<OpInfo> table;
 #define KIR_OP(name, mnemonic, operands, attrs, results, regions)            \
@@ -128,6 +193,7 @@ std::vector<OpInfo> BuildOpTable() {
                          ParseAttrSpec(attrs), results, regions});
 #include "ir/ops.def"
 #undef KIR_OP
+  CheckDeclaredAttrs(table);
   return table;
 }
 
@@ -246,6 +312,20 @@ bool Op::IsInside(const Op& ancestor) const {
   return false;
 }
 
+Op* Op::EnclosingOp(OpKind kind) const {
+  return parent_ != nullptr ? parent_->EnclosingOp(kind) : nullptr;
+}
+
+Op* Op::TopLevelAncestor() {
+  Op* op = this;
+  while (op->parent_op() != nullptr) op = op->parent_op();
+  return op;
+}
+
+const Op* Op::TopLevelAncestor() const {
+  return const_cast<Op*>(this)->TopLevelAncestor();
+}
+
 Op* Op::AncestorIn(const Region& region) {
   for (Op* current = this; current != nullptr; current = current->parent_op()) {
     if (current->parent_region() == &region) return current;
@@ -335,6 +415,11 @@ void Op::SetAttr(absl::string_view name, Attribute value) {
                 {std::string(name), std::move(value)});
 }
 
+void Op::CheckEnumValue(bool known, absl::string_view name) const {
+  KIR_CHECK(known) << mnemonic() << " attribute " << name << " = '"
+                   << GetString(name) << "' is no enumerator of ir/attrs.def";
+}
+
 void Op::RemoveAttr(absl::string_view name) {
   for (auto it = attrs_.begin(); it != attrs_.end(); ++it) {
     if (it->first == name) {
@@ -346,6 +431,17 @@ void Op::RemoveAttr(absl::string_view name) {
 
 // ---------------------------------------------------------------------------
 // Region.
+
+bool Region::IsInside(const Op& op) const {
+  return parent_op_ != nullptr && parent_op_->IsOrIsInside(op);
+}
+
+Op* Region::EnclosingOp(OpKind kind) const {
+  for (Op* op = parent_op_; op != nullptr; op = op->parent_op()) {
+    if (op->kind() == kind) return op;
+  }
+  return nullptr;
+}
 
 int Region::IndexOf(const Op* op) const {
   for (int i = 0; i < size(); ++i) {

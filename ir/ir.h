@@ -16,12 +16,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "ir/attrs.h"
 #include "ir/location.h"
 #include "ir/types.h"
 
@@ -205,6 +207,59 @@ class Op {
   void SetAttr(absl::string_view name, Attribute value);
   void RemoveAttr(absl::string_view name);
 
+  // Typed accessors, one set per attribute of ir/attrs.def (where each
+  // name's C++ type is declared):
+  //   T name() const         the value, or its default; checks that the
+  //                          op's kind has the attribute and one of them
+  //   bool has_name() const  whether it is set on this op (any kind)
+  //   void set_name(T)       checks that the op's kind has it
+  //   void clear_name()      removes it (back to its default)
+  // int64_t for ints, std::optional<int64_t> for optional ints (absent:
+  // nullopt), bool for flags, absl::string_view for strings, the enum of
+  // ir/attrs.h for enums; a constant's `value` is its Attribute.
+#define KIR_ATTR_PRESENCE(name)                                  \
+  bool has_##name() const { return FindAttr(#name) != nullptr; } \
+  void clear_##name() { RemoveAttr(#name); }
+#define KIR_INT_ATTR(name)                       \
+  KIR_ATTR_PRESENCE(name)                        \
+  int64_t name() const { return GetInt(#name); } \
+  void set_##name(int64_t attr_value) {          \
+    SetAttr(#name, Attribute::Int(attr_value));  \
+  }
+#define KIR_OPTIONAL_INT_ATTR(name)             \
+  KIR_ATTR_PRESENCE(name)                       \
+  std::optional<int64_t> name() const {         \
+    const Attribute* attr = FindAttr(#name);    \
+    if (attr == nullptr) return std::nullopt;   \
+    return attr->int_value;                     \
+  }                                             \
+  void set_##name(int64_t attr_value) {         \
+    SetAttr(#name, Attribute::Int(attr_value)); \
+  }
+#define KIR_FLAG_ATTR(name)                      \
+  KIR_ATTR_PRESENCE(name)                        \
+  bool name() const { return GetFlag(#name); }   \
+  void set_##name(bool attr_value) {             \
+    SetAttr(#name, Attribute::Flag(attr_value)); \
+  }
+#define KIR_STRING_ATTR(name)                                 \
+  KIR_ATTR_PRESENCE(name)                                     \
+  absl::string_view name() const { return GetString(#name); } \
+  void set_##name(std::string attr_value) {                   \
+    SetAttr(#name, Attribute::String(std::move(attr_value))); \
+  }
+#define KIR_NUMBER_ATTR(name) \
+  KIR_ATTR_PRESENCE(name)     \
+  const Attribute& name() const { return GetAttr(#name); }
+#define KIR_ENUM_ATTR(name, Type)                          \
+  KIR_ATTR_PRESENCE(name)                                  \
+  Type name() const { return GetEnum<Type>(#name); }       \
+  void set_##name(Type attr_value) {                       \
+    SetAttr(#name, Attribute::Enum(EnumName(attr_value))); \
+  }
+#include "ir/attrs.def"
+#undef KIR_ATTR_PRESENCE
+
   // Regions.
   int num_regions() const { return static_cast<int>(regions_.size()); }
   Region& region(int i) const { return *regions_[i]; }
@@ -216,6 +271,14 @@ class Op {
   // Whether this op lies in a region of `ancestor`, at any depth (an op is
   // not inside itself).
   bool IsInside(const Op& ancestor) const;
+  // Whether this op is `op` or lies inside it.
+  bool IsOrIsInside(const Op& op) const { return this == &op || IsInside(op); }
+  // The innermost op of `kind` that this op lies inside (not itself); null
+  // when there is none.
+  Op* EnclosingOp(OpKind kind) const;
+  // This op, or the ancestor of it at the kernel's top level.
+  Op* TopLevelAncestor();
+  const Op* TopLevelAncestor() const;
   // This op or the ancestor of it that lies directly in `region`; null when
   // `region` does not hold it.
   Op* AncestorIn(const Region& region);
@@ -231,6 +294,14 @@ class Op {
   friend class Kernel;
   friend class OpBuilder;
   explicit Op(OpKind kind) : kind_(kind) {}
+
+  template <typename E>
+  E GetEnum(absl::string_view name) const {
+    E value{};
+    CheckEnumValue(ParseEnum(GetString(name), &value), name);
+    return value;
+  }
+  void CheckEnumValue(bool known, absl::string_view name) const;
 
   OpKind kind_;
   std::vector<Operand> operands_;
@@ -262,6 +333,13 @@ class Region {
   const OpList& ops() const { return ops_; }
   // Position of `op` in this region; checks that it is here.
   int IndexOf(const Op* op) const;
+
+  // Whether this region lies inside `op`: is one of its regions or nested
+  // in one.
+  bool IsInside(const Op& op) const;
+  // The innermost op of `kind` this region lies inside (its own op first);
+  // null when there is none.
+  Op* EnclosingOp(OpKind kind) const;
 
   // Inserts `op` before position `index` (size() appends); returns it.
   Op* Insert(int index, std::unique_ptr<Op> op);

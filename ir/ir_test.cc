@@ -1,5 +1,6 @@
-// The structural queries on ops that passes share: which op holds which,
-// the ancestor of an op in a region, and what an op defines inside it.
+// The structural queries on ops and regions that passes share: which op
+// holds which, the ancestor of an op in a region or at the top level, the
+// innermost enclosing op of a kind, and what an op defines inside it.
 #include "ir/ir.h"
 
 #include <map>
@@ -88,6 +89,55 @@ TEST_F(OpQueriesTest, AncestorInFindsTheOpOfTheRegion) {
   EXPECT_EQ(outer.AncestorIn(inner.region(0)), nullptr);
   const Op& const_store = *store_;
   EXPECT_EQ(const_store.AncestorIn(outer.region(0)), if_);
+}
+
+TEST_F(OpQueriesTest, IsOrIsInsideIncludesTheOpItself) {
+  Op& outer = *loops_[0];
+  Op& inner = *loops_[1];
+  EXPECT_TRUE(outer.IsOrIsInside(outer));
+  EXPECT_TRUE(store_->IsOrIsInside(outer));
+  EXPECT_TRUE(inner.IsOrIsInside(*if_));
+  EXPECT_FALSE(outer.IsOrIsInside(inner));
+  EXPECT_FALSE(if_->IsOrIsInside(inner));
+}
+
+TEST_F(OpQueriesTest, EnclosingOpFindsTheInnermostOfAKind) {
+  Op& outer = *loops_[0];
+  Op& inner = *loops_[1];
+  EXPECT_EQ(store_->EnclosingOp(OpKind::kFor), &inner);
+  EXPECT_EQ(store_->EnclosingOp(OpKind::kIf), if_);
+  EXPECT_EQ(inner.EnclosingOp(OpKind::kFor), &outer);  // not itself
+  EXPECT_EQ(outer.EnclosingOp(OpKind::kFor), nullptr);
+  EXPECT_EQ(store_->EnclosingOp(OpKind::kRole), nullptr);
+  // From a region: its own op first.
+  EXPECT_EQ(inner.region(0).EnclosingOp(OpKind::kFor), &inner);
+  EXPECT_EQ(if_->region(0).EnclosingOp(OpKind::kIf), if_);
+  EXPECT_EQ(if_->region(0).EnclosingOp(OpKind::kFor), &outer);
+  EXPECT_EQ(kernel_->body().EnclosingOp(OpKind::kFor), nullptr);
+}
+
+TEST_F(OpQueriesTest, RegionIsInsideItsOpAndItsOpsAncestors) {
+  Op& outer = *loops_[0];
+  Op& inner = *loops_[1];
+  EXPECT_TRUE(inner.region(0).IsInside(inner));
+  EXPECT_TRUE(inner.region(0).IsInside(*if_));
+  EXPECT_TRUE(inner.region(0).IsInside(outer));
+  EXPECT_TRUE(if_->region(1).IsInside(outer));
+  EXPECT_FALSE(outer.region(0).IsInside(inner));
+  EXPECT_FALSE(if_->region(0).IsInside(inner));
+  EXPECT_FALSE(kernel_->body().IsInside(outer));
+}
+
+TEST_F(OpQueriesTest, TopLevelAncestorIsTheOpInTheKernelBody) {
+  Op& outer = *loops_[0];
+  EXPECT_EQ(store_->TopLevelAncestor(), &outer);
+  EXPECT_EQ(if_->TopLevelAncestor(), &outer);
+  EXPECT_EQ(outer.TopLevelAncestor(), &outer);
+  const Op& const_store = *store_;
+  EXPECT_EQ(const_store.TopLevelAncestor(), &outer);
+  for (const auto& op : kernel_->body().ops()) {
+    EXPECT_EQ(op->TopLevelAncestor(), op.get());
+  }
 }
 
 TEST_F(OpQueriesTest, DefinesInsideCountsResultsAndRegionArguments) {

@@ -10,9 +10,9 @@ int64_t SharedAllocationAlignment(const Op& alloc) {
   // clamped, so that layout arithmetic over an unverified kernel stays
   // defined.
   constexpr int64_t kMaxAlign = int64_t{1} << 30;
-  int64_t align = std::clamp<int64_t>(alloc.GetInt("align"), 1, kMaxAlign);
+  int64_t align = std::clamp<int64_t>(alloc.align(), 1, kMaxAlign);
   align = std::max<int64_t>(align, DTypeBytes(type.dtype()));
-  const int64_t swizzle = std::clamp<int64_t>(alloc.GetInt("swizzle"), 0, 128);
+  const int64_t swizzle = std::clamp<int64_t>(alloc.swizzle(), 0, 128);
   // The swizzle pattern repeats every 8 lines of 128 bytes; the TMA and
   // wgmma apply it to address bits, so the base must be aligned to it.
   if (swizzle > 0) align = std::max<int64_t>(align, 8 * swizzle);
@@ -48,8 +48,7 @@ std::optional<int64_t> SharedAllocationBytes(const Op& alloc) {
     std::optional<int64_t> extent = type.shape()[i].AsConstant();
     if (!extent.has_value() || *extent <= 0) return std::nullopt;
     if (i + 1 == type.rank()) {
-      extent =
-          SaturatingAdd(*extent, std::max<int64_t>(alloc.GetInt("pad"), 0));
+      extent = SaturatingAdd(*extent, std::max<int64_t>(alloc.pad(), 0));
     }
     elements = SaturatingMul(elements, *extent);
   }
@@ -73,8 +72,8 @@ SharedPlacement PlacementOf(const Op& alloc, int64_t bytes) {
   placed.alloc = &alloc;
   placed.bytes = bytes;
   placed.align = SharedAllocationAlignment(alloc);
-  if (const Attribute* offset = alloc.FindAttr("offset")) {
-    placed.offset = offset->int_value;
+  if (const std::optional<int64_t> offset = alloc.offset()) {
+    placed.offset = *offset;
     placed.explicit_offset = true;
   }
   return placed;
@@ -83,8 +82,7 @@ SharedPlacement PlacementOf(const Op& alloc, int64_t bytes) {
 void WriteLayoutWithoutReuse(Kernel& kernel) {
   for (const SharedPlacement& placed : LayoutWithoutReuse(kernel).placements) {
     if (placed.explicit_offset) continue;
-    const_cast<Op*>(placed.alloc)
-        ->SetAttr("offset", Attribute::Int(placed.offset));
+    const_cast<Op*>(placed.alloc)->set_offset(placed.offset);
   }
 }
 
@@ -200,7 +198,7 @@ int BarriersUsed(const Kernel& kernel) {
       case OpKind::kBarrierNamed:
       case OpKind::kBarrierArrive:
       case OpKind::kBarrierRed:
-        used = std::max<int>(used, static_cast<int>(op.GetInt("id")) + 1);
+        used = std::max<int>(used, static_cast<int>(op.id()) + 1);
         break;
       default:
         break;

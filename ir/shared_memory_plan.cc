@@ -29,14 +29,6 @@ bool IsMbarrierBuffer(const Value* buffer) {
          buffer->type().dtype() == DType::kMbarrier;
 }
 
-const Op* InnermostLoop(const Op& op) {
-  for (const Op* parent = op.parent_op(); parent != nullptr;
-       parent = parent->parent_op()) {
-    if (parent->kind() == OpKind::kFor) return parent;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 SharedLifetimes::SharedLifetimes(const Kernel& kernel,
@@ -224,8 +216,7 @@ void SharedLifetimes::Compute(const Kernel& kernel,
           int last_wait = -1;
           if (commit != nullptr && commit->num_results() == 1) {
             for (const Op* wait : group_waits[commit->result()]) {
-              const bool reads_only =
-                  wait->FindAttr("read") != nullptr && wait->GetFlag("read");
+              const bool reads_only = wait->has_read() && wait->read();
               if (reads_only && effect.writes()) continue;
               const Position w = PositionOf(*wait);
               if (w.role == at.role) last_wait = std::max(last_wait, w.index);
@@ -248,11 +239,11 @@ void SharedLifetimes::Compute(const Kernel& kernel,
   // waited on in the loop of a stage load, other than the one the load
   // completes on.
   for (const auto& [alloc, loads] : fills) {
-    if (!alloc->GetFlag("ring")) continue;
+    if (!alloc->ring()) continue;
     std::set<const Value*> empty;
     for (const auto& [load, completion] : loads) {
       const Value* full = completion;  // a lambda cannot capture a binding
-      const Op* loop = InnermostLoop(*load);
+      const Op* loop = load->EnclosingOp(OpKind::kFor);
       if (loop == nullptr || loop->num_regions() == 0) continue;
       Walk(loop->region(0), [&](const Op& op) {
         if (op.kind() == OpKind::kMbarrierWait && op.num_operands() > 0 &&
@@ -345,8 +336,8 @@ std::string SharedLifetimes::Describe(const Op* alloc) const {
   for (const Op* role : top_roles_) {
     auto span = lifetime->roles.find(role);
     if (span == lifetime->roles.end() || span->second.empty()) continue;
-    parts.push_back(absl::StrCat("@", role->GetString("name"), " [",
-                                 span->second.lo, ", ", span->second.hi, "]"));
+    parts.push_back(absl::StrCat("@", role->name(), " [", span->second.lo, ", ",
+                                 span->second.hi, "]"));
   }
   return absl::StrJoin(parts, ", ");
 }

@@ -12,17 +12,15 @@ BarrierIdAllocator::BarrierIdAllocator(const Kernel& kernel) {
         sync != SyncKind::kNamedBarrierArrive) {
       return;
     }
-    const Attribute* id = op.FindAttr("id");
-    const Attribute* threads = op.FindAttr("threads");
-    if (id == nullptr) return;
+    if (!op.has_id()) return;
     const Op* role = nullptr;
     for (const Op* parent = op.parent_op(); parent != nullptr;
          parent = parent->parent_op()) {
       if (parent->kind() == OpKind::kRole) role = parent;
     }
-    Use& use = uses_[static_cast<int>(id->int_value)];
+    Use& use = uses_[static_cast<int>(op.id())];
     use.roles.insert(role);
-    if (threads != nullptr) use.counts.insert(threads->int_value);
+    if (op.has_threads()) use.counts.insert(op.threads());
   });
 }
 

@@ -38,7 +38,7 @@ constexpr int kMaxSweeps = 64;
 // Identifies a constant by type and exact attribute bits, so that -0.0 and
 // 0.0, or two NaN payloads, stay apart.
 std::optional<std::string> ConstantKey(const Op& op) {
-  const Attribute* attr = op.FindAttr("value");
+  const Attribute* attr = op.has_value() ? &op.value() : nullptr;
   if (op.num_results() != 1 || attr == nullptr ||
       attr->kind != AttrKind::kNumber) {
     return std::nullopt;

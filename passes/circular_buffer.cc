@@ -76,7 +76,8 @@ struct Config {
 };
 
 bool IsMarked(const Op& op) {
-  return op.kind() == OpKind::kFor && op.GetString("circular_buffer") != "none";
+  return op.kind() == OpKind::kFor &&
+         op.circular_buffer() != CircularBufferMode::kNone;
 }
 
 bool IsStageLoadKind(OpKind kind) {
@@ -105,14 +106,6 @@ const Op* TopLevelSharedAlloc(const Kernel& kernel, const Value* buffer) {
                  alloc->parent_region() == &kernel.body()
              ? alloc
              : nullptr;
-}
-
-bool Contains(const Op& outer, const Op& inner) {
-  for (const Op* parent = inner.parent_op(); parent != nullptr;
-       parent = parent->parent_op()) {
-    if (parent == &outer) return true;
-  }
-  return false;
 }
 
 std::string Name(const Value* value) {
@@ -531,7 +524,7 @@ class Analyzer {
         for (int64_t extent : map.box()) elements *= extent;
         load.bytes = elements * DTypeBytes(map.dtype());
       } else {
-        load.bytes = op.GetInt("bytes");
+        load.bytes = op.bytes();
       }
       plan_.bytes += load.bytes;
       if (plan_.staged_set.insert(buffer).second) {
@@ -557,7 +550,7 @@ class Analyzer {
       if (!status.ok()) return;
       for (const Operand& operand : op.operands()) {
         if (plan_.staged_set.count(operand.value) == 0) continue;
-        if (!Contains(loop_, op)) {
+        if (!op.IsInside(loop_)) {
           status = (Error(op.loc())
                     << Name(operand.value)
                     << ", which a load to pipeline writes, is also accessed "
@@ -590,7 +583,7 @@ class Analyzer {
       // multicast=false: the promise is not used, each CTA loads its box.
       load.cluster_shared = plan_.config.multicast &&
                             load.op->kind() == OpKind::kTmaLoad &&
-                            load.op->GetFlag("cluster_shared");
+                            load.op->cluster_shared();
       if (load.cluster_shared && first == nullptr) first = load.op;
     }
     if (first == nullptr) return absl::OkStatus();
@@ -648,7 +641,7 @@ class Analyzer {
     for (const StageLoad& load : plan_.loads) {
       if (!load.cluster_shared) continue;
       const Op& op = *load.op;
-      if (op.FindAttr("multicast") != nullptr) {
+      if (op.has_multicast()) {
         return Error(op.loc()) << "a cluster_shared load is multicast by the "
                                   "pass; it takes no multicast mask";
       }
@@ -706,8 +699,7 @@ class Analyzer {
     }
     const Op& op = *value->defining_op();
     auto cluster_extent = [&](const Op& index) {
-      const std::string& dim = index.GetString("dim");
-      const int d = dim == "x" ? 0 : dim == "y" ? 1 : 2;
+      const int d = static_cast<int>(index.dim());
       return kernel_.cluster[d].AsConstant().value_or(0);
     };
     switch (op.kind()) {
@@ -755,7 +747,7 @@ class Analyzer {
         if (barriers.count(operand.value) != 0) uses = true;
       }
       if (!uses) return;
-      const bool in_loop = Contains(loop_, op);
+      const bool in_loop = op.IsInside(loop_);
       switch (op.kind()) {
         case OpKind::kTmaLoad:
         case OpKind::kBulkLoad:
@@ -767,7 +759,7 @@ class Analyzer {
           break;
         case OpKind::kMbarrierArriveTx:
           if (in_loop) {
-            expected_bytes += op.GetInt("bytes");
+            expected_bytes += op.bytes();
             if (first_arrive == nullptr) first_arrive = &op;
             plan_.author_removals.push_back(&op);
             return;
@@ -781,7 +773,7 @@ class Analyzer {
           break;
         case OpKind::kMbarrierInit:
         case OpKind::kMbarrierInval:
-          if (!Contains(*plan_.nest.front(), op) && &op != plan_.nest.front()) {
+          if (!op.IsOrIsInside(*plan_.nest.front())) {
             plan_.author_removals.push_back(&op);
             return;
           }
@@ -1039,18 +1031,19 @@ class Analyzer {
 
 absl::StatusOr<Config> ReadConfig(const Op& loop, const Overrides& overrides) {
   Config config;
-  const std::string& mode = loop.GetString("circular_buffer");
   config.mode = overrides.mode.value_or(
-      mode == "warp_specialized" ? Mode::kWarpSpecialized : Mode::kPipelined);
-  const Attribute* stages = loop.FindAttr("stages");
+      loop.circular_buffer() == CircularBufferMode::kWarpSpecialized
+          ? Mode::kWarpSpecialized
+          : Mode::kPipelined);
+  const std::optional<int64_t> stages = loop.stages();
   config.stages = static_cast<int>(overrides.stages > 0 ? overrides.stages
-                                   : stages             ? stages->int_value
+                                   : stages             ? *stages
                                                         : 2);
   if (config.stages < 1 || config.stages > 16) {
     return Error(loop.loc())
            << "stages must be in 1..16, got " << config.stages;
   }
-  config.pingpong = overrides.pingpong.value_or(loop.GetFlag("pingpong"));
+  config.pingpong = overrides.pingpong.value_or(loop.pingpong());
   config.multicast = overrides.multicast;
   if (config.pingpong && config.mode != Mode::kWarpSpecialized) {
     return Error(loop.loc())
@@ -1058,9 +1051,9 @@ absl::StatusOr<Config> ReadConfig(const Op& loop, const Overrides& overrides) {
               "warpgroups take turns on the tiles a producer loads";
   }
   if (config.mode == Mode::kPipelined) {
-    const Attribute* prefetch = loop.FindAttr("prefetch");
+    const std::optional<int64_t> prefetch = loop.prefetch();
     int64_t value = overrides.prefetch >= 0 ? overrides.prefetch
-                    : prefetch              ? prefetch->int_value
+                    : prefetch              ? *prefetch
                                             : config.stages - 1;
     if (value < 0 || value >= config.stages) {
       return Error(loop.loc()) << "prefetch must be in 0.." << config.stages - 1
@@ -1071,13 +1064,13 @@ absl::StatusOr<Config> ReadConfig(const Op& loop, const Overrides& overrides) {
   }
   config.merged_producer = overrides.merged_producer;
   config.producer_warp =
-      overrides.producer_warp.value_or(loop.GetString("producer") == "warp");
+      overrides.producer_warp.value_or(loop.producer() == ProducerKind::kWarp);
   if (config.producer_warp) return config;  // no setmaxnreg
-  if (const Attribute* regs = loop.FindAttr("producer_regs")) {
-    config.producer_regs = static_cast<int>(regs->int_value);
+  if (const std::optional<int64_t> regs = loop.producer_regs()) {
+    config.producer_regs = static_cast<int>(*regs);
   }
-  if (const Attribute* regs = loop.FindAttr("consumer_regs")) {
-    config.consumer_regs = static_cast<int>(regs->int_value);
+  if (const std::optional<int64_t> regs = loop.consumer_regs()) {
+    config.consumer_regs = static_cast<int>(*regs);
   }
   return config;
 }
@@ -1294,9 +1287,9 @@ class Rewriter {
 
     OpBuilder head = Builder(consumer, 0);
     if (consumer_regs_) {
-      head.Create(OpKind::kSetMaxNReg, {},
-                  {{"action", Attribute::Enum("inc")},
-                   {"regs", Attribute::Int(*consumer_regs_)}});
+      head.Create(
+          OpKind::kSetMaxNReg, {},
+          {attr::action(RegisterAction::kInc), attr::regs(*consumer_regs_)});
     }
     // Consumer threads count from the first consumer warp (ping-pong's
     // second consumer role, a copy of this one, from its own: the shifts
@@ -1308,8 +1301,7 @@ class Rewriter {
       IndexMath math(builder, constants_);
       Value* replacement = nullptr;
       int per_group = 0;
-      if (position.kind() == OpKind::kThreadId &&
-          position.GetString("dim") == "x") {
+      if (position.kind() == OpKind::kThreadId && position.dim() == Dim::kX) {
         per_group = kWarpgroupThreads;
       } else if (position.kind() == OpKind::kWarpId) {
         per_group = kWarpgroupThreads / 32;
@@ -1319,7 +1311,7 @@ class Rewriter {
                                absl::StrCat("c", value->name()));
         shift_ops_[replacement->defining_op()] = per_group;
       } else if (position.kind() == OpKind::kBlockDim &&
-                 position.GetString("dim") == "x") {
+                 position.dim() == Dim::kX) {
         replacement = math.Const(plan_.block_threads);
       }
       if (replacement == nullptr) return;
@@ -1395,13 +1387,13 @@ class Rewriter {
     const int limit = body.IndexOf(&anchor);
     for (int i = 0; i < limit; ++i) {
       Op& op = body.op(i);
-      if (op.kind() == OpKind::kThreadId && op.GetString("dim") == "x") {
+      if (op.kind() == OpKind::kThreadId && op.dim() == Dim::kX) {
         return op.result();
       }
     }
     OpBuilder builder = Builder(body, limit);
     return builder
-        .Create(OpKind::kThreadId, {}, {{"dim", Attribute::Enum("x")}},
+        .Create(OpKind::kThreadId, {}, {attr::dim(Dim::kX)},
                 {Type::Scalar(DType::kIndex)}, {"tid"})
         ->result();
   }
@@ -1436,7 +1428,8 @@ class Rewriter {
     for (int k = 1; k < plan_.depth(); ++k) {
       total_ = math.Mul(total_, trips_[k], "cb_iterations");
     }
-    is_issuer_ = builder.Compare("eq", tid, math.Const(0), "cb_is_issuer");
+    is_issuer_ =
+        builder.Compare(CmpPredicate::kEq, tid, math.Const(0), "cb_is_issuer");
 
     // The rings, after the last staged buffer.
     Op* last_alloc = plan_.staged.back()->defining_op();
@@ -1444,8 +1437,7 @@ class Rewriter {
     const Type ring_type = Type::Buffer(MemorySpace::kShared, DType::kMbarrier,
                                         {IndexExpr::Constant(stages())});
     // `ring`: their phases are this pass's protocol (analysis/ordering.h).
-    const AttrList ring_attrs = {{"align", Attribute::Int(8)},
-                                 {"ring", Attribute::Flag(true)}};
+    const AttrList ring_attrs = {attr::align(8), attr::ring(true)};
     full_ =
         rings
             .Create(OpKind::kAllocShared, {}, ring_attrs, {ring_type}, {"full"})
@@ -1473,8 +1465,7 @@ class Rewriter {
         inside.For(math.Const(0), math.Const(stages()), math.Const(1), "s");
     OpBuilder init = Builder(loop->region(0), 0);
     Value* s = loop->region(0).argument(0);
-    init.Create(OpKind::kMbarrierInit, {Ref(full_, {s})},
-                {{"count", Attribute::Int(1)}});
+    init.Create(OpKind::kMbarrierInit, {Ref(full_, {s})}, {attr::count(1)});
     // Multicast: every CTA's producer writes into the stage, so it is
     // released in every CTA of the cluster: by C threads of each consumer
     // warpgroup where only wgmma reads it, else by every consumer thread.
@@ -1483,11 +1474,11 @@ class Rewriter {
                               ? plan_.block_threads / kWarpgroupThreads
                               : plan_.block_threads;
     init.Create(OpKind::kMbarrierInit, {Ref(empty_, {s})},
-                {{"count", Attribute::Int(releasers * plan_.cluster_ctas)}});
+                {attr::count(releasers * plan_.cluster_ctas)});
     if (order_ != nullptr) {
       for (int group = 0; group < 2; ++group) {
         inside.Create(OpKind::kMbarrierInit, {Ref(order_, {math.Const(group)})},
-                      {{"count", Attribute::Int(plan_.block_threads)}});
+                      {attr::count(plan_.block_threads)});
       }
     }
     if (multicast()) {
@@ -1514,10 +1505,11 @@ class Rewriter {
         // shift thread ids by whole warpgroups.
         Value* in_group =
             math.Rem(tid, math.Const(kWarpgroupThreads), "cb_wg_thread");
-        signals_ = builder.Compare(
-            "lt", in_group, math.Const(plan_.cluster_ctas), "cb_signals");
-        signals_own_ =
-            builder.Compare("eq", in_group, math.Const(0), "cb_signals_own");
+        signals_ =
+            builder.Compare(CmpPredicate::kLt, in_group,
+                            math.Const(plan_.cluster_ctas), "cb_signals");
+        signals_own_ = builder.Compare(CmpPredicate::kEq, in_group,
+                                       math.Const(0), "cb_signals_own");
         signal_rank_ =
             math.Rem(math.Add(rank, in_group, "cb_rank_plus_wg_thread"),
                      math.Const(plan_.cluster_ctas), "cb_signal_rank");
@@ -1540,7 +1532,7 @@ class Rewriter {
           OrderSlice(op->region(0));
           return;  // nothing after a nest loop is visible inside it
         }
-      } else if (op->kind() == OpKind::kIf && Contains(marked(), *op)) {
+      } else if (op->kind() == OpKind::kIf && op->IsInside(marked())) {
         OrderSlice(op->region(0));
       }
     }
@@ -1664,7 +1656,7 @@ class Rewriter {
                      WaitScope());
     }
     builder.Create(OpKind::kMbarrierArriveTx, {Ref(full_, {stage})},
-                   {{"bytes", Attribute::Int(plan_.bytes)}});
+                   {attr::bytes(plan_.bytes)});
     for (const StageLoad& load : plan_.loads) {
       const Op& op = *load.op;
       Operand destination = MapOperand(op.operand(0), map);
@@ -1683,9 +1675,8 @@ class Rewriter {
             math.Add(destination.indices[dim], row, prefix + "mc_row");
         source.indices[0] = math.Add(source.indices[0], row, prefix + "mc_at");
         source.value = slice;
-        attrs.emplace_back(
-            "multicast",
-            Attribute::Int((int64_t{1} << plan_.cluster_ctas) - 1));
+        attrs.push_back(
+            attr::multicast((int64_t{1} << plan_.cluster_ctas) - 1));
         context_.stats.Add(kLoadsMulticast);
       }
       destination.indices.insert(destination.indices.begin(), stage);
@@ -1733,9 +1724,9 @@ class Rewriter {
     Region& region = producer_role_->region(0);
     OpBuilder builder = Builder(region, 0);
     if (producer_regs_) {
-      builder.Create(OpKind::kSetMaxNReg, {},
-                     {{"action", Attribute::Enum("dec")},
-                      {"regs", Attribute::Int(*producer_regs_)}});
+      builder.Create(
+          OpKind::kSetMaxNReg, {},
+          {attr::action(RegisterAction::kDec), attr::regs(*producer_regs_)});
     }
     std::map<const Value*, Value*> map;
     for (const Op* op : plan_.top_slice) {
@@ -1814,8 +1805,8 @@ class Rewriter {
     Value* advance =
         math.Mul(math.Const(prefetch), loop.operand_value(2), "pf_advance");
     Value* index = math.Add(Index(loop), advance, "pf_" + Index(loop)->name());
-    Value* same =
-        builder.Compare("lt", index, loop.operand_value(1), "pf_same_outer");
+    Value* same = builder.Compare(CmpPredicate::kLt, index,
+                                  loop.operand_value(1), "pf_same_outer");
     Op* branch = builder.If(same);
     OpBuilder here = Builder(branch->region(0), 0);
     std::map<const Value*, Value*> map = {{Index(loop), index}};
@@ -1854,7 +1845,8 @@ class Rewriter {
         EmitLoads(inside, it, /*wait_empty=*/true, "pf_");
       } else {
         Value* next = math.Add(it, math.Const(prefetch), "next_it");
-        Value* in_range = builder.Compare("lt", next, total_, "next_ok");
+        Value* in_range =
+            builder.Compare(CmpPredicate::kLt, next, total_, "next_ok");
         Op* outer = builder.If(in_range);
         refill = outer;
         OpBuilder in_range_builder = Builder(outer->region(0), 0);
@@ -1879,7 +1871,7 @@ class Rewriter {
     }
     // Staged accesses take the stage index.
     Walk(body, [&](Op& op) {
-      if (refill != nullptr && (&op == refill || Contains(*refill, op))) {
+      if (refill != nullptr && op.IsOrIsInside(*refill)) {
         return;  // built with its stage
       }
       for (int slot = 0; slot < op.num_operands(); ++slot) {
@@ -1953,7 +1945,7 @@ class Rewriter {
     });
     if (generic_access) {
       release.Create(OpKind::kFenceProxyAsync, {},
-                     {{"space", Attribute::Enum("shared_cta")}});
+                     {attr::space(FenceSpace::kSharedCta)});
     }
     if (elected_release_) {
       // Only wgmma reads the stage, and a warpgroup's wgmmas are one
@@ -1975,7 +1967,7 @@ class Rewriter {
       Builder(own->region(1), 0)
           .Create(OpKind::kMbarrierArriveRemote,
                   {Ref(empty_, {stage}), Use(signal_rank_)},
-                  {{"scope", Attribute::Enum("cta")}});
+                  {attr::scope(MemoryScope::kCta)});
     } else {
       release.Create(OpKind::kMbarrierArrive, {Ref(empty_, {stage})});
       // Multicast: every peer's producer wrote into this stage too, so it
@@ -2014,7 +2006,7 @@ class Rewriter {
   // barrier, as CUTLASS's consumer wait has it.
   AttrList WaitScope() const {
     if (!multicast()) return {};
-    return {{"scope", Attribute::Enum("cluster")}};
+    return {attr::scope(MemoryScope::kCluster)};
   }
 
   // ---- pingpong -----------------------------------------------------------
@@ -2084,10 +2076,10 @@ class Rewriter {
   void BuildPingPong() {
     Region& body = kernel_.body();
     Op& first = *consumer_role_;
-    first.SetAttr("name", Attribute::String("consumer0"));
+    first.set_name("consumer0");
     const int group_warps = kWarpgroupThreads / 32;
-    const int begin = static_cast<int>(first.GetInt("warp_begin"));
-    first.SetAttr("warp_end", Attribute::Int(begin + group_warps));
+    const int begin = static_cast<int>(first.warp_begin());
+    first.set_warp_end(begin + group_warps);
     OpBuilder after = Builder(body, body.IndexOf(&first) + 1);
     Op* second =
         after.Role("consumer1", begin + group_warps, begin + 2 * group_warps);
@@ -2153,7 +2145,7 @@ class Rewriter {
   void Finish() {
     // Buffers take their stages; their stage loads are ordered by the rings.
     for (Value* buffer : plan_.staged) {
-      buffer->defining_op()->SetAttr("ring", Attribute::Flag(true));
+      buffer->defining_op()->set_ring(true);
       const Type& type = buffer->type();
       std::vector<IndexExpr> shape = {IndexExpr::Constant(stages())};
       shape.insert(shape.end(), type.shape().begin(), type.shape().end());
@@ -2191,11 +2183,14 @@ class Rewriter {
       }
     }
 
-    for (const char* name :
-         {"circular_buffer", "stages", "prefetch", "producer", "producer_regs",
-          "consumer_regs", "pingpong"}) {
-      marked().RemoveAttr(name);
-    }
+    Op& marked_loop = marked();
+    marked_loop.clear_circular_buffer();
+    marked_loop.clear_stages();
+    marked_loop.clear_prefetch();
+    marked_loop.clear_producer();
+    marked_loop.clear_producer_regs();
+    marked_loop.clear_consumer_regs();
+    marked_loop.clear_pingpong();
     context_.stats.Add(warp_specialized() ? kLoopsWarpSpecialized
                                           : kLoopsPipelined);
   }
@@ -2290,7 +2285,7 @@ absl::Status CircularBuffer(Kernel& kernel, const PassOptions& options,
   const Op* stray = nullptr;
   Walk(kernel.body(), [&](const Op& op) {
     if (stray != nullptr || op.kind() != OpKind::kTmaLoad ||
-        !op.GetFlag("cluster_shared")) {
+        !op.cluster_shared()) {
       return;
     }
     for (const Op* parent = op.parent_op(); parent != nullptr;

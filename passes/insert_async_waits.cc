@@ -142,19 +142,6 @@ bool IsRelease(const Op& op) {
   return false;
 }
 
-bool ContainsOrIs(const Op& op, const Op& inner) {
-  return &op == &inner || inner.IsInside(op);
-}
-
-// Whether `region` is one of `op`'s regions or nested in one.
-bool RegionInside(const Region* region, const Op& op) {
-  for (const Op* parent = region->parent_op(); parent != nullptr;
-       parent = parent->parent_op()) {
-    if (parent == &op) return true;
-  }
-  return false;
-}
-
 int RegionIndexIn(const Op& parent, const Region* region) {
   for (int r = 0; r < parent.num_regions(); ++r) {
     if (&parent.region(r) == region) return r;
@@ -272,14 +259,6 @@ std::vector<Guard> GuardsOf(const Region* region) {
   }
   std::reverse(guards.begin(), guards.end());
   return guards;
-}
-
-const Op* EnclosingRole(const Op& op) {
-  for (const Op* parent = op.parent_op(); parent != nullptr;
-       parent = parent->parent_op()) {
-    if (parent->kind() == OpKind::kRole) return parent;
-  }
-  return nullptr;
 }
 
 // A point in a region: before op `index` (`index == size()`: the end).
@@ -504,7 +483,7 @@ bool DimensionDisjoint(const IndexForm& a, int64_t a_extent, const IndexForm& b,
 
 bool HasExplicitOffset(const Value* buffer) {
   return buffer->kind() == Value::Kind::kResult &&
-         buffer->defining_op()->FindAttr("offset") != nullptr;
+         buffer->defining_op()->has_offset();
 }
 
 // ---------------------------------------------------------------------------
@@ -831,7 +810,7 @@ class AsyncWaitInserter {
          parent = parent->parent_op()) {
       if (parent->kind() == OpKind::kFor) info.loops.push_back(parent);
     }
-    info.role = EnclosingRole(commit);
+    info.role = commit.EnclosingOp(OpKind::kRole);
     if (const Op* loop = info.inner_loop()) {
       for (const Guard& guard : info.guards) {
         if (guard.op->kind() == OpKind::kIf && guard.op->IsInside(*loop) &&
@@ -879,7 +858,7 @@ class AsyncWaitInserter {
   Hazard Check(const CommitInfo& info, const Op& op,
                const Instance& instance) const {
     Hazard hazard;
-    const Op* role = EnclosingRole(op);
+    const Op* role = op.EnclosingOp(OpKind::kRole);
     // Roles run concurrently: only their own mbarriers order them.
     if (role != nullptr && info.role != nullptr && role != info.role) {
       return hazard;
@@ -917,7 +896,7 @@ class AsyncWaitInserter {
   bool Retires(const CommitInfo& info, const Op& op, int limit,
                bool need_full) const {
     if (op.kind() == info.wait_kind) {
-      if (need_full && op.FindAttr("read") != nullptr && op.GetFlag("read")) {
+      if (need_full && op.has_read() && op.read()) {
         return false;
       }
       if (op.num_operands() == 0) return true;  // waits for every group
@@ -967,7 +946,7 @@ class AsyncWaitInserter {
   bool Covered(const CommitInfo& info, Position pos, int distance,
                bool need_full) const {
     const Op* loop = info.inner_loop();
-    const bool in_loop = loop != nullptr && RegionInside(pos.region, *loop);
+    const bool in_loop = loop != nullptr && pos.region->IsInside(*loop);
     bool wrapped = false;
     int limit = distance;
     Region* region = pos.region;
@@ -975,7 +954,7 @@ class AsyncWaitInserter {
     for (;;) {
       for (int i = index - 1; i >= 0; --i) {
         const Op& op = region->op(i);
-        if (ContainsOrIs(op, *info.commit)) {
+        if (info.commit->IsOrIsInside(op)) {
           if (RetiredAfterCommit(info, op, limit, need_full)) return true;
           if (op.kind() == OpKind::kFor) return false;  // ran the commit
           if (distance == 0 && !wrapped) return false;
@@ -1058,7 +1037,7 @@ class AsyncWaitInserter {
   void CreateWait(const CommitInfo& info, OpBuilder& builder, int distance) {
     AttrList attrs;
     if (GetOpInfo(info.wait_kind).FindAttr("read") != nullptr) {
-      attrs.push_back({"read", Attribute::Flag(true)});
+      attrs.push_back(attr::read(true));
     }
     Operand token{info.commit->result(), false, {}, distance};
     Op* wait = builder.Create(info.wait_kind, {token}, std::move(attrs));
@@ -1135,7 +1114,7 @@ class AsyncWaitInserter {
                                info.guards.end());
     const Op* loop = info.inner_loop();
     const bool carried =
-        loop != nullptr && distance >= 1 && RegionInside(pos.region, *loop);
+        loop != nullptr && distance >= 1 && pos.region->IsInside(*loop);
     if (carried && info.guards_invariant) {
       // Right after this iteration's commit, for the instance one
       // iteration younger than the access would name.
@@ -1150,7 +1129,7 @@ class AsyncWaitInserter {
       if (missing[j].op->kind() == OpKind::kRole) roles_end = j + 1;
     }
     if (roles_end > 0) {
-      if (loop != nullptr && RegionInside(pos.region, *loop)) {
+      if (loop != nullptr && pos.region->IsInside(*loop)) {
         OpBuilder builder = BuilderAt(SinkPosition(info), info, because);
         CreateWait(info, builder, 0);
         return;

@@ -44,7 +44,7 @@ struct Options {
   FencePlacement placement = FencePlacement::kWriters;
   bool hoist = true;
   bool predicate = true;
-  std::string shared_space = "shared_cta";
+  FenceSpace shared_space = FenceSpace::kSharedCta;
 };
 
 // The values are checked against passes.def (choices, and predicate only
@@ -56,7 +56,7 @@ absl::StatusOr<Options> ParseOptions(const PassOptions& pass_options) {
   if (*placement == "issuer") options.placement = FencePlacement::kIssuer;
   absl::StatusOr<std::string> space = pass_options.GetString("space");
   if (!space.ok()) return space.status();
-  if (*space == "all") options.shared_space = "all";
+  if (*space == "all") options.shared_space = FenceSpace::kAll;
   absl::StatusOr<bool> hoist = pass_options.GetBool("hoist");
   if (!hoist.ok()) return hoist.status();
   options.hoist = *hoist;
@@ -271,7 +271,7 @@ class FenceInserter {
     for (Op* fence : InProgramOrder(kernel_, inserted_)) {
       if (fence->kind() == OpKind::kFenceMbarrierInit) {
         stats_.Add(kInitFences);
-      } else if (fence->GetString("space") == "global") {
+      } else if (fence->space() == FenceSpace::kGlobal) {
         stats_.Add(kGlobalFences);
       } else {
         stats_.Add(kSharedFences);
@@ -332,12 +332,12 @@ class FenceInserter {
         return builder.Create(OpKind::kFenceMbarrierInit, {});
       case FenceNeed::kGlobalProxy:
         return builder.Create(OpKind::kFenceProxyAsync, {},
-                              {{"space", Attribute::Enum("global")}});
+                              {attr::space(FenceSpace::kGlobal)});
       case FenceNeed::kSharedProxy:
         break;
     }
     return builder.Create(OpKind::kFenceProxyAsync, {},
-                          {{"space", Attribute::Enum(options_.shared_space)}});
+                          {attr::space(options_.shared_space)});
   }
 
   absl::Status PlacementError(const UnfencedPair& unfenced) const {

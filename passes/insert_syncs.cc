@@ -47,23 +47,6 @@ struct Placement {
   const Op* role = nullptr;  // the role around the region, if any
 };
 
-// Whether `region` lies inside `loop` (in its body or deeper).
-bool IsNestedIn(const Region* region, const Op* loop) {
-  for (const Op* op = region->parent_op(); op != nullptr;
-       op = op->parent_op()) {
-    if (op == loop) return true;
-  }
-  return false;
-}
-
-const Op* RoleAround(const Region* region) {
-  for (const Op* op = region->parent_op(); op != nullptr;
-       op = op->parent_op()) {
-    if (op->kind() == OpKind::kRole) return op;
-  }
-  return nullptr;
-}
-
 // Which regions hold roles. The pass adds none, so each region is looked
 // through once, not at every barrier placed in it.
 class RegionsWithRoles {
@@ -113,7 +96,7 @@ std::optional<Placement> Place(const UnorderedPair& pair, bool fallback,
     // in a region nested in it that the loop runs many times per iteration.
     if (pair.carried_loop != nullptr && !fallback &&
         region->parent_op() != pair.carried_loop &&
-        IsNestedIn(region, pair.carried_loop)) {
+        region->IsInside(*pair.carried_loop)) {
       continue;
     }
     Op* first_ancestor = first->AncestorIn(*region);
@@ -122,7 +105,7 @@ std::optional<Placement> Place(const UnorderedPair& pair, bool fallback,
     const int second_index = region->IndexOf(op);
     Placement placement;
     placement.region = region;
-    placement.role = RoleAround(region);
+    placement.role = region->EnclosingOp(OpKind::kRole);
     if (first_index < second_index ||
         (fallback && first_index != second_index)) {
       int index = second_index;
@@ -269,14 +252,14 @@ class SyncInserter {
           same_iteration != pairs.end() ? *same_iteration : pairs.front();
       // Two allocations sharing bytes, accessed in two roles: those run
       // concurrently, so no barrier both reach can order them.
-      const Op* first_role = RoleAround(pair.first->parent_region());
-      const Op* second_role = RoleAround(pair.second->parent_region());
+      const Op* first_role = pair.first->EnclosingOp(OpKind::kRole);
+      const Op* second_role = pair.second->EnclosingOp(OpKind::kRole);
       if (first_role != nullptr && second_role != nullptr &&
           first_role != second_role) {
         return PairError(
             pair.second->loc(), pair,
-            absl::StrCat("they are in roles @", first_role->GetString("name"),
-                         " and @", second_role->GetString("name"),
+            absl::StrCat("they are in roles @", first_role->name(), " and @",
+                         second_role->name(),
                          ", which no barrier orders; only an mbarrier the "
                          "program waits on could"));
       }
@@ -355,18 +338,15 @@ class SyncInserter {
     builder.set_provenance(Provenance{kPassName, {}});
     Op* barrier = nullptr;
     if (placement.role != nullptr) {
-      const int threads =
-          static_cast<int>((placement.role->GetInt("warp_end") -
-                            placement.role->GetInt("warp_begin")) *
-                           32);
+      const int threads = static_cast<int>(
+          (placement.role->warp_end() - placement.role->warp_begin()) * 32);
       std::optional<int> id = ids_.Allocate(placement.role, threads);
       if (!id) {
         return PairError(placement.role->loc(), pair,
                          "all named barrier ids 1..15 are taken");
       }
-      barrier = builder.Create(
-          OpKind::kBarrierNamed, {},
-          {{"id", Attribute::Int(*id)}, {"threads", Attribute::Int(threads)}});
+      barrier = builder.Create(OpKind::kBarrierNamed, {},
+                               {attr::id(*id), attr::threads(threads)});
     } else {
       barrier = builder.Create(OpKind::kBarrierBlock, {});
     }
@@ -385,15 +365,10 @@ class SyncInserter {
       }
       const Location at =
           culprit != nullptr ? culprit->loc() : pair.second->loc();
-      std::string over =
-          placement.role != nullptr
-              ? absl::StrCat("role @", placement.role->GetString("name"))
-              : std::string("the block");
-      bool around = false;
-      for (const Op* parent = barrier->parent_op(); parent != nullptr;
-           parent = parent->parent_op()) {
-        around = around || parent == culprit;
-      }
+      std::string over = placement.role != nullptr
+                             ? absl::StrCat("role @", placement.role->name())
+                             : std::string("the block");
+      const bool around = culprit != nullptr && barrier->IsInside(*culprit);
       Remove(barrier);
       std::string why;
       if (culprit == nullptr || around) {
@@ -432,9 +407,9 @@ class SyncInserter {
       int index = region->IndexOf(second->AncestorIn(*region));
       while (index > 0 && IsPlainComputation(region->op(index - 1))) --index;
       if (SplitsRoles(*region, index, roles_)) continue;
-      absl::StatusOr<Op*> barrier =
-          Insert(Placement{region, index, RoleAround(region)}, pair,
-                 /*report_divergence=*/false);
+      absl::StatusOr<Op*> barrier = Insert(
+          Placement{region, index, region->EnclosingOp(OpKind::kRole)}, pair,
+          /*report_divergence=*/false);
       if (!barrier.ok()) return barrier.status();
       if (*barrier == nullptr) continue;
       if (!Unordered(pair)) return true;

@@ -49,7 +49,7 @@ std::optional<int64_t> IntConstant(const Value* value) {
   }
   const Op* def = value->defining_op();
   if (def == nullptr || def->kind() != OpKind::kConst) return std::nullopt;
-  const Attribute* attr = def->FindAttr("value");
+  const Attribute* attr = def->has_value() ? &def->value() : nullptr;
   if (attr == nullptr || attr->kind != AttrKind::kNumber ||
       !attr->is_integral) {
     return std::nullopt;
@@ -127,23 +127,43 @@ std::optional<int64_t> FoldUnary(OpKind kind, DType dtype, int64_t a) {
   }
 }
 
-std::optional<bool> FoldCompare(absl::string_view pred, DType dtype, int64_t a,
+std::optional<bool> FoldCompare(CmpPredicate pred, DType dtype, int64_t a,
                                 int64_t b) {
-  if (pred == "eq") return a == b;
-  if (pred == "ne") return a != b;
-  if (dtype == DType::kI1) return std::nullopt;
-  if (pred == "lt") return a < b;
-  if (pred == "le") return a <= b;
-  if (pred == "gt") return a > b;
-  if (pred == "ge") return a >= b;
+  const bool ordered = dtype != DType::kI1;
+  switch (pred) {
+    case CmpPredicate::kEq:
+      return a == b;
+    case CmpPredicate::kNe:
+      return a != b;
+    case CmpPredicate::kLt:
+      if (ordered) return a < b;
+      break;
+    case CmpPredicate::kLe:
+      if (ordered) return a <= b;
+      break;
+    case CmpPredicate::kGt:
+      if (ordered) return a > b;
+      break;
+    case CmpPredicate::kGe:
+      if (ordered) return a >= b;
+      break;
+  }
   return std::nullopt;
 }
 
 // What `cmp pred x, x` is for integers.
-std::optional<bool> CompareWithItself(absl::string_view pred) {
-  if (pred == "eq" || pred == "le" || pred == "ge") return true;
-  if (pred == "ne" || pred == "lt" || pred == "gt") return false;
-  return std::nullopt;
+bool CompareWithItself(CmpPredicate pred) {
+  switch (pred) {
+    case CmpPredicate::kEq:
+    case CmpPredicate::kLe:
+    case CmpPredicate::kGe:
+      return true;
+    case CmpPredicate::kNe:
+    case CmpPredicate::kLt:
+    case CmpPredicate::kGt:
+      return false;
+  }
+  return false;
 }
 
 Simplification Existing(Value* value) {
@@ -273,7 +293,7 @@ std::optional<Simplification> Simplify(const Op& op) {
     if (!IsIntegerScalar(x->type()) || x->type() != y->type()) {
       return std::nullopt;
     }
-    const std::string& pred = op.GetString("pred");
+    const CmpPredicate pred = op.pred();
     std::optional<int64_t> cx = IntConstant(x);
     std::optional<int64_t> cy = IntConstant(y);
     if (cx && cy) {
@@ -281,9 +301,8 @@ std::optional<Simplification> Simplify(const Op& op) {
         return NewConstant(*result ? 1 : 0, Simplification::kFolded);
       }
     } else if (x == y && x->type().dtype() != DType::kI1) {
-      if (auto result = CompareWithItself(pred)) {
-        return NewConstant(*result ? 1 : 0, Simplification::kIdentity);
-      }
+      return NewConstant(CompareWithItself(pred) ? 1 : 0,
+                         Simplification::kIdentity);
     }
     return std::nullopt;
   }

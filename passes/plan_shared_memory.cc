@@ -53,15 +53,9 @@ std::string Name(const Op& alloc) {
   return absl::StrCat("%", alloc.result()->name());
 }
 
-// The top-level op around `op` (itself at the top level).
-const Op* TopLevel(const Op* op) {
-  while (op->parent_op() != nullptr) op = op->parent_op();
-  return op;
-}
-
 // The top-level role around `op`, or null.
 const Op* TopRole(const Op* op) {
-  const Op* top = TopLevel(op);
+  const Op* top = op->TopLevelAncestor();
   return top != op && top->kind() == OpKind::kRole ? top : nullptr;
 }
 
@@ -88,7 +82,7 @@ class Planner {
     const std::vector<const Op*> allocs = SharedAllocations(kernel_);
     bool all_placed = true;
     for (const Op* alloc : allocs) {
-      all_placed = all_placed && alloc->FindAttr("offset") != nullptr;
+      all_placed = all_placed && alloc->has_offset();
     }
     const int barriers_before = BarriersUsed(kernel_);
     if (all_placed) {
@@ -288,7 +282,7 @@ class Planner {
     // allocation's first top-level access, or, when the later access is in
     // a role, before the first role after the earlier access (not between
     // two roles, which it would serialize).
-    const int earlier = body.IndexOf(TopLevel(pair.first));
+    const int earlier = body.IndexOf(pair.first->TopLevelAncestor());
     int target = -1;
     if (second_role == nullptr) {
       auto first_access = later->first_access.find(nullptr);
@@ -329,16 +323,14 @@ class Planner {
       Op* barrier = nullptr;
       if (site.role != nullptr) {
         const int threads = static_cast<int>(
-            (site.role->GetInt("warp_end") - site.role->GetInt("warp_begin")) *
-            32);
+            (site.role->warp_end() - site.role->warp_begin()) * 32);
         std::optional<int> id = ids.Allocate(site.role, threads);
         if (!id) {
           failed.insert(site.pairs.begin(), site.pairs.end());
           continue;
         }
         barrier = builder.Create(OpKind::kBarrierNamed, {},
-                                 {{"id", Attribute::Int(*id)},
-                                  {"threads", Attribute::Int(threads)}});
+                                 {attr::id(*id), attr::threads(threads)});
       } else {
         barrier = builder.Create(OpKind::kBarrierBlock, {});
       }
@@ -360,15 +352,14 @@ class Planner {
   void WriteOffsets(const SharedLayoutPlan& plan) {
     for (const SharedPlacement& placed : plan.placements) {
       if (placed.explicit_offset) continue;
-      const_cast<Op*>(placed.alloc)
-          ->SetAttr("offset", Attribute::Int(placed.offset));
+      const_cast<Op*>(placed.alloc)->set_offset(placed.offset);
     }
   }
 
   void ClearOffsets(const SharedLayoutPlan& plan) {
     for (const SharedPlacement& placed : plan.placements) {
       if (!placed.explicit_offset) {
-        const_cast<Op*>(placed.alloc)->RemoveAttr("offset");
+        const_cast<Op*>(placed.alloc)->clear_offset();
       }
     }
   }

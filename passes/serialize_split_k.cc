@@ -57,10 +57,6 @@ const char* ModeName(Mode mode) {
   return "?";
 }
 
-int DimIndex(absl::string_view dim) {
-  return dim == "x" ? 0 : dim == "y" ? 1 : 2;
-}
-
 // The two grid dimensions other than `split_dim`, outermost first.
 std::array<int, 2> TileDims(int split_dim) {
   switch (split_dim) {
@@ -73,21 +69,14 @@ std::array<int, 2> TileDims(int split_dim) {
   }
 }
 
-const char* DimName(int dim) { return dim == 0 ? "x" : dim == 1 ? "y" : "z"; }
+// Grid dimension `dim` (0: x) as an attribute value.
+Dim DimOf(int dim) { return static_cast<Dim>(dim); }
 
 std::optional<DType> WorkType(absl::string_view name) {
   if (name == "f32") return DType::kF32;
   if (name == "bf16") return DType::kBF16;
   if (name == "f16") return DType::kF16;
   return std::nullopt;
-}
-
-// Whether `op` is `inner` or one of its ancestors.
-bool Encloses(const Op& op, const Op* inner) {
-  for (const Op* a = inner; a != nullptr; a = a->parent_op()) {
-    if (a == &op) return true;
-  }
-  return false;
 }
 
 // Values computed from the split index (block.id along the split
@@ -111,7 +100,7 @@ class SplitTaint {
   void Visit(const Region& region) {
     for (const auto& op : region.ops()) {
       bool tainted = op->kind() == OpKind::kBlockId &&
-                     DimIndex(op->GetString("dim")) == split_dim_;
+                     static_cast<int>(op->dim()) == split_dim_;
       if (TaintedUse(*op) != nullptr) tainted = true;
       if (tainted) {
         for (int i = 0; i < op->num_results(); ++i) {
@@ -164,7 +153,7 @@ class Checker {
     SplitPlan plan;
     plan.splitk = &splitk_;
     plan.partial = splitk_.operand_value(0);
-    plan.split_dim = DimIndex(splitk_.GetString("dim"));
+    plan.split_dim = static_cast<int>(splitk_.dim());
     plan.work_type = work_type_;
     plan.mode = mode_;
     plan.parity_tiles = parity_tiles_ && mode_ == Mode::kTmaAtomic;
@@ -200,8 +189,8 @@ class Checker {
     plan.threads = *block;
     if (parent != nullptr) {
       plan.role = parent;
-      plan.first_warp = parent->GetInt("warp_begin");
-      plan.threads = (parent->GetInt("warp_end") - plan.first_warp) * 32;
+      plan.first_warp = parent->warp_begin();
+      plan.threads = (parent->warp_end() - plan.first_warp) * 32;
     }
     return absl::OkStatus();
   }
@@ -238,20 +227,20 @@ class Checker {
   absl::Status CheckTma(const SplitPlan& plan) {
     if (plan.mode == Mode::kSerial) return absl::OkStatus();
     const std::string mode = ModeName(plan.mode);
-    const std::string& op = splitk_.GetString("op");
-    if (op != "add" && plan.mode == Mode::kTmaAtomic) {
+    const CombineOp op = splitk_.op();
+    if (op != CombineOp::kAdd && plan.mode == Mode::kTmaAtomic) {
       return Error(splitk_.loc())
              << "serialize-split-k mode=tma-atomic reduces every split into "
                 "a zeroed work tile, and zero is the identity of add only; "
                 "this splitk combines with '"
-             << op << "' (use mode=serial or mode=tma-serial)";
+             << EnumName(op) << "' (use mode=serial or mode=tma-serial)";
     }
-    if (op != "add" && plan.work_type == DType::kF32) {
+    if (op != CombineOp::kAdd && plan.work_type == DType::kF32) {
       return Error(splitk_.loc())
              << "serialize-split-k mode=" << mode
              << " combines with the bulk tensor reduction, which has no f32 "
                 "'"
-             << op
+             << EnumName(op)
              << "' (cp.reduce.async.bulk.tensor min/max take f16, bf16 and "
                 "integers); use work=bf16 or work=f16, or mode=serial";
     }
@@ -301,7 +290,7 @@ class Checker {
     absl::Status status = absl::OkStatus();
     Walk(kernel_.body(), [&](const Op& op) {
       if (!status.ok() || op.kind() != OpKind::kReturn) return;
-      const bool before = !Encloses(splitk_, &op) && !IsAfter(op);
+      const bool before = !op.IsOrIsInside(splitk_) && !IsAfter(op);
       if (!before && !InBody(op)) return;
       status = (Error(op.loc())
                 << "a thread that returns here never takes its turn in the "
@@ -312,10 +301,7 @@ class Checker {
   }
 
   bool InBody(const Op& op) const {
-    for (const Op* a = &op; a != nullptr; a = a->parent_op()) {
-      if (a->parent_region() == &splitk_.region(0)) return true;
-    }
-    return false;
+    return op.AncestorIn(splitk_.region(0)) != nullptr;
   }
 
   // Whether `op`, outside the splitk, comes after it in program order.
@@ -337,7 +323,7 @@ class Checker {
     const SplitTaint taint(kernel_, plan.split_dim);
     absl::Status status = absl::OkStatus();
     const std::string index_name =
-        absl::StrCat("block.id ", DimName(plan.split_dim));
+        absl::StrCat("block.id ", EnumName(DimOf(plan.split_dim)));
     Walk(splitk_.region(1), [&](const Op& op) {
       if (!status.ok()) return;
       if (const Value* value = taint.TaintedUse(op)) {
@@ -371,7 +357,7 @@ class Checker {
   absl::Status CheckReadsAfter(const SplitPlan& plan) {
     absl::Status status = absl::OkStatus();
     Walk(kernel_.body(), [&](const Op& op) {
-      if (!status.ok() || Encloses(splitk_, &op) || !IsAfter(op)) return;
+      if (!status.ok() || op.IsOrIsInside(splitk_) || !IsAfter(op)) return;
       bool uses = false;
       op.ForEachUse([&](const Value* value) { uses |= value == plan.partial; });
       if (!uses) return;
@@ -432,9 +418,11 @@ class Rewriter {
 
     one32_ = b.Constant(1, DType::kI32, "sk_one32");
     Value* turn = Cast(split, DType::kI32, "sk_turn");
-    Value* has_prev = b.Compare("ne", split, Index(0), "sk_has_prev");
+    Value* has_prev =
+        b.Compare(CmpPredicate::kNe, split, Index(0), "sk_has_prev");
     Value* last_split = b.Binary(OpKind::kSub, splits, Index(1), "sk_last");
-    Value* is_last = b.Compare("eq", split, last_split, "sk_is_last");
+    Value* is_last =
+        b.Compare(CmpPredicate::kEq, split, last_split, "sk_is_last");
 
     // My turn: the same thread of every earlier split has released.
     Op* wait_if = b.If(has_prev);
@@ -456,8 +444,8 @@ class Rewriter {
       // The tile is done with my semaphore: reset it for the next launch.
       Value* zero32 = prev.Constant(0, DType::kI32, "sk_zero32");
       prev.Create(OpKind::kAtomic, {SemRef(), Use(zero32)},
-                  {{"op", Attribute::Enum("exch")}},
-                  {Type::Scalar(DType::kI32)}, {"sk_reset"});
+                  {attr::op(CombineOp::kExch)}, {Type::Scalar(DType::kI32)},
+                  {"sk_reset"});
       builder_ = &b;
       // The epilogue, formerly the splitk's.
       Region& epilogue = splitk.region(1);
@@ -475,9 +463,9 @@ class Rewriter {
       OpBuilder store(add_if->region(1));
       Inherit(store);
       EmitNest(store, Step::kStore);
-      other.Create(OpKind::kReduce, {SemRef(), Use(one32_)},
-                   {{"op", Attribute::Enum("add")},
-                    {"order", Attribute::Enum("release")}});
+      other.Create(
+          OpKind::kReduce, {SemRef(), Use(one32_)},
+          {attr::op(CombineOp::kAdd), attr::order(MemoryOrder::kRelease)});
     }
     region.Take(region.IndexOf(&splitk));
   }
@@ -519,7 +507,8 @@ class Rewriter {
     } else if (plan_.mode == Mode::kTmaAtomic) {
       LowerTmaAtomic(b, last_split);
     } else {
-      Value* issuer = b.Compare("eq", thread_, Index(0), "sk_issuer");
+      Value* issuer =
+          b.Compare(CmpPredicate::kEq, thread_, Index(0), "sk_issuer");
       LowerTmaSerial(b, split, last_split, issuer);
     }
     region.Take(region.IndexOf(&splitk));
@@ -544,15 +533,16 @@ class Rewriter {
       OpBuilder issue(issue_if->region(0));
       Inherit(issue);
       issue.Create(OpKind::kTmaReduce, {MapRef(), StageRef()},
-                   {{"op", Attribute::Enum("add")}});
+                   {attr::op(CombineOp::kAdd)});
       CommitAndWait(issue);
       Value* arrived = issue
                            .Create(OpKind::kAtomic, {SyncRef(), Use(one32_)},
-                                   {{"op", Attribute::Enum("add")},
-                                    {"order", Attribute::Enum("acq_rel")}},
+                                   {attr::op(CombineOp::kAdd),
+                                    attr::order(MemoryOrder::kAcqRel)},
                                    {Type::Scalar(DType::kI32)}, {"sk_arrived"})
                            ->result();
-      Value* all = issue.Compare("eq", arrived, last32, "sk_all_arrived");
+      Value* all =
+          issue.Compare(CmpPredicate::kEq, arrived, last32, "sk_all_arrived");
       Op* reset_if = issue.If(all);
       {
         // Every split has arrived: the counter is free for the next
@@ -560,8 +550,8 @@ class Rewriter {
         OpBuilder reset(reset_if->region(0));
         Inherit(reset);
         reset.Create(OpKind::kAtomic, {SyncRef(), Use(zero32_)},
-                     {{"op", Attribute::Enum("exch")}},
-                     {Type::Scalar(DType::kI32)}, {"sk_count_reset"});
+                     {attr::op(CombineOp::kExch)}, {Type::Scalar(DType::kI32)},
+                     {"sk_count_reset"});
       }
       Value* flag =
           issue
@@ -573,13 +563,13 @@ class Rewriter {
     Value* mine = b.Create(OpKind::kLoad, {VoteRef()}, {},
                            {Type::Scalar(DType::kI32)}, {"sk_mine32"})
                       ->result();
-    Value* my_vote = b.Compare("ne", mine, zero32_, "sk_my_vote");
-    Value* runs = b.Create(OpKind::kBarrierRed, {Use(my_vote)},
-                           {{"op", Attribute::Enum("or")},
-                            {"id", Attribute::Int(plan_.vote_barrier)},
-                            {"threads", Attribute::Int(plan_.threads)}},
-                           {Type::Scalar(DType::kI1)}, {"sk_runs_epilogue"})
-                      ->result();
+    Value* my_vote = b.Compare(CmpPredicate::kNe, mine, zero32_, "sk_my_vote");
+    Value* runs =
+        b.Create(OpKind::kBarrierRed, {Use(my_vote)},
+                 {attr::op(CombineOp::kOr), attr::id(plan_.vote_barrier),
+                  attr::threads(plan_.threads)},
+                 {Type::Scalar(DType::kI1)}, {"sk_runs_epilogue"})
+            ->result();
     Op* last_if = b.If(runs);
     OpBuilder last(last_if->region(0));
     Inherit(last);
@@ -608,14 +598,16 @@ class Rewriter {
   // the other parity's tile and `done` count, which the next launch uses.
   // Nothing is zeroed after the sum is read.
   void LowerTmaAtomicParity(OpBuilder& b, Value* splits, Value* last_split) {
-    Value* issuer = b.Compare("eq", thread_, Index(0), "sk_issuer");
+    Value* issuer =
+        b.Compare(CmpPredicate::kEq, thread_, Index(0), "sk_issuer");
     Value* splits32 = Cast(splits, DType::kI32, "sk_splits32");
     Value* last32 = Cast(last_split, DType::kI32, "sk_last32");
     Value* wrap32 = b.Binary(OpKind::kAdd, splits32, last32, "sk_wrap32");
     // With two splits one block writes the tile: a store, which the copy
     // engine does faster than a reduction (the zeroing still runs, so the
     // next launch may have any split count).
-    Value* one_writer = b.Compare("eq", splits, Index(2), "sk_one_writer");
+    Value* one_writer =
+        b.Compare(CmpPredicate::kEq, splits, Index(2), "sk_one_writer");
     for (int64_t slot : {0, 1, 2}) {
       b.Create(OpKind::kStore, {VoteRef(slot), Use(zero32_)});
     }
@@ -626,31 +618,34 @@ class Rewriter {
       Value* ticket =
           arrive
               .Create(OpKind::kAtomic, {CountRef(Index(0)), Use(one32_)},
-                      {{"op", Attribute::Enum("add")}},
-                      {Type::Scalar(DType::kI32)}, {"sk_ticket"})
+                      {attr::op(CombineOp::kAdd)}, {Type::Scalar(DType::kI32)},
+                      {"sk_ticket"})
               ->result();
-      Value* odd = arrive.Compare("ge", ticket, splits32, "sk_odd_launch");
+      Value* odd =
+          arrive.Compare(CmpPredicate::kGe, ticket, splits32, "sk_odd_launch");
       Value* base =
           arrive
               .Create(OpKind::kSelect, {Use(odd), Use(splits32), Use(zero32_)},
                       {}, {Type::Scalar(DType::kI32)}, {"sk_ticket_base"})
               ->result();
       Value* place = arrive.Binary(OpKind::kSub, ticket, base, "sk_place");
-      Value* wraps = arrive.Compare("eq", ticket, wrap32, "sk_wraps");
+      Value* wraps =
+          arrive.Compare(CmpPredicate::kEq, ticket, wrap32, "sk_wraps");
       Op* wrap_if = arrive.If(wraps);
       {
         // The 2S-th arrival: the count starts again at zero.
         OpBuilder wrap(wrap_if->region(0));
         Inherit(wrap);
         wrap.Create(OpKind::kAtomic, {CountRef(Index(0)), Use(zero32_)},
-                    {{"op", Attribute::Enum("exch")}},
-                    {Type::Scalar(DType::kI32)}, {"sk_count_reset"});
+                    {attr::op(CombineOp::kExch)}, {Type::Scalar(DType::kI32)},
+                    {"sk_count_reset"});
       }
       const std::pair<Value*, const char*> votes[] = {
-          {arrive.Compare("eq", place, last32, "sk_arrived_last"),
+          {arrive.Compare(CmpPredicate::kEq, place, last32, "sk_arrived_last"),
            "sk_last_vote"},
           {odd, "sk_odd_vote"},
-          {arrive.Compare("eq", place, zero32_, "sk_arrived_first"),
+          {arrive.Compare(CmpPredicate::kEq, place, zero32_,
+                          "sk_arrived_first"),
            "sk_first_vote"}};
       for (int64_t slot : {0, 1, 2}) {
         Value* flag =
@@ -670,14 +665,14 @@ class Rewriter {
           b.Create(OpKind::kLoad, {VoteRef(slot)}, {},
                    {Type::Scalar(DType::kI32)}, {absl::StrCat("sk_mine", slot)})
               ->result();
-      Value* vote =
-          b.Compare("ne", mine, zero32_, absl::StrCat("sk_vote", slot));
-      shared[slot] = b.Create(OpKind::kBarrierRed, {Use(vote)},
-                              {{"op", Attribute::Enum("or")},
-                               {"id", Attribute::Int(plan_.vote_barrier)},
-                               {"threads", Attribute::Int(plan_.threads)}},
-                              {Type::Scalar(DType::kI1)}, {names[slot]})
-                         ->result();
+      Value* vote = b.Compare(CmpPredicate::kNe, mine, zero32_,
+                              absl::StrCat("sk_vote", slot));
+      shared[slot] =
+          b.Create(OpKind::kBarrierRed, {Use(vote)},
+                   {attr::op(CombineOp::kOr), attr::id(plan_.vote_barrier),
+                    attr::threads(plan_.threads)},
+                   {Type::Scalar(DType::kI1)}, {names[slot]})
+              ->result();
     }
     Value* runs = shared[0];
     Value* odd = shared[1];
@@ -725,9 +720,9 @@ class Rewriter {
       Inherit(issue);
       StoreOrReduce(issue, one_writer);
       CommitAndWait(issue);
-      issue.Create(OpKind::kReduce, {CountRef(done), Use(one32_)},
-                   {{"op", Attribute::Enum("add")},
-                    {"order", Attribute::Enum("release")}});
+      issue.Create(
+          OpKind::kReduce, {CountRef(done), Use(one32_)},
+          {attr::op(CombineOp::kAdd), attr::order(MemoryOrder::kRelease)});
     }
     Op* first_if = other.If(first);
     {
@@ -745,15 +740,16 @@ class Rewriter {
       OpBuilder reset(reset_if->region(0));
       Inherit(reset);
       reset.Create(OpKind::kAtomic, {CountRef(other_done), Use(zero32_)},
-                   {{"op", Attribute::Enum("exch")}},
-                   {Type::Scalar(DType::kI32)}, {"sk_done_reset"});
+                   {attr::op(CombineOp::kExch)}, {Type::Scalar(DType::kI32)},
+                   {"sk_done_reset"});
     }
   }
 
   // `if t / 32 == 0 { if elect.sync {} }`: returns the inner if, whose
   // body the elected lane of the first participating warp runs.
   Op* ElectInFirstWarp(OpBuilder& b) {
-    Value* first_warp = b.Compare("eq", warp_, Index(0), "sk_issuer_warp");
+    Value* first_warp =
+        b.Compare(CmpPredicate::kEq, warp_, Index(0), "sk_issuer_warp");
     Op* warp_if = b.If(first_warp);
     OpBuilder in_warp(warp_if->region(0));
     Inherit(in_warp);
@@ -793,7 +789,7 @@ class Rewriter {
     OpBuilder reduce(alone_if->region(1));
     Inherit(reduce);
     reduce.Create(OpKind::kTmaReduce, {MapRef(), StageRef()},
-                  {{"op", Attribute::Enum(plan_.splitk->GetString("op"))}});
+                  {attr::op(plan_.splitk->op())});
   }
 
   // Moves what `b` made since the body's end to before the body.
@@ -811,9 +807,12 @@ class Rewriter {
   void LowerTmaSerial(OpBuilder& b, Value* split, Value* last_split,
                       Value* issuer) {
     Value* turn = Cast(split, DType::kI32, "sk_turn");
-    Value* has_prev = b.Compare("ne", split, Index(0), "sk_has_prev");
-    Value* is_last = b.Compare("eq", split, last_split, "sk_is_last");
-    Value* is_first = b.Compare("eq", split, Index(0), "sk_is_first");
+    Value* has_prev =
+        b.Compare(CmpPredicate::kNe, split, Index(0), "sk_has_prev");
+    Value* is_last =
+        b.Compare(CmpPredicate::kEq, split, last_split, "sk_is_last");
+    Value* is_first =
+        b.Compare(CmpPredicate::kEq, split, Index(0), "sk_is_first");
     Op* last_if = b.If(is_last);
     {
       OpBuilder last(last_if->region(0));
@@ -828,15 +827,16 @@ class Rewriter {
         prev.Create(OpKind::kSemWait, {SyncRef(), Use(turn)});
         // Every earlier split has released: reset for the next launch.
         prev.Create(OpKind::kAtomic, {SyncRef(), Use(zero32_)},
-                    {{"op", Attribute::Enum("exch")}},
-                    {Type::Scalar(DType::kI32)}, {"sk_reset"});
+                    {attr::op(CombineOp::kExch)}, {Type::Scalar(DType::kI32)},
+                    {"sk_reset"});
         // How many splits the work tile holds (0 when I am the only one).
         issue.Create(OpKind::kStore, {HandoffRef(), Use(turn)});
       }
       Value* held = last.Create(OpKind::kLoad, {HandoffRef()}, {},
                                 {Type::Scalar(DType::kI32)}, {"sk_held"})
                         ->result();
-      Value* has_sum = last.Compare("ne", held, zero32_, "sk_has_sum");
+      Value* has_sum =
+          last.Compare(CmpPredicate::kNe, held, zero32_, "sk_has_sum");
       Op* sum_if = last.If(has_sum);
       OpBuilder add(sum_if->region(0));
       Inherit(add);
@@ -858,9 +858,9 @@ class Rewriter {
       }
       StoreOrReduce(issue, is_first);
       CommitAndWait(issue);
-      issue.Create(OpKind::kReduce, {SyncRef(), Use(one32_)},
-                   {{"op", Attribute::Enum("add")},
-                    {"order", Attribute::Enum("release")}});
+      issue.Create(
+          OpKind::kReduce, {SyncRef(), Use(one32_)},
+          {attr::op(CombineOp::kAdd), attr::order(MemoryOrder::kRelease)});
     }
   }
 
@@ -1019,7 +1019,7 @@ class Rewriter {
       tile.push_back(IndexExpr::Constant(extent));
     }
     stage_ =
-        b.Create(OpKind::kAllocShared, {}, {{"align", Attribute::Int(128)}},
+        b.Create(OpKind::kAllocShared, {}, {attr::align(128)},
                  {Type::Buffer(MemorySpace::kShared, plan_.work_type, tile)},
                  {"sk_stage"})
             ->result();
@@ -1084,7 +1084,7 @@ class Rewriter {
 
   Value* Query(OpKind kind, int dim, const char* name) {
     return builder_
-        ->Create(kind, {}, {{"dim", Attribute::Enum(DimName(dim))}},
+        ->Create(kind, {}, {attr::dim(DimOf(dim))},
                  {Type::Scalar(DType::kIndex)}, {name})
         ->result();
   }
@@ -1217,10 +1217,10 @@ class Rewriter {
   }
 
   OpKind CombineKind() const {
-    const std::string& op = plan_.splitk->GetString("op");
-    return op == "min"   ? OpKind::kMin
-           : op == "max" ? OpKind::kMax
-                         : OpKind::kAdd;
+    const CombineOp op = plan_.splitk->op();
+    return op == CombineOp::kMin   ? OpKind::kMin
+           : op == CombineOp::kMax ? OpKind::kMax
+                                   : OpKind::kAdd;
   }
 
   Kernel& kernel_;

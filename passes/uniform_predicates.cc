@@ -131,11 +131,6 @@ std::vector<std::pair<Op*, int>> GuardChain(const Op& op) {
   return chain;
 }
 
-Op* TopLevelAncestor(Op* op) {
-  while (op->parent_op() != nullptr) op = op->parent_op();
-  return op;
-}
-
 std::string ThreadRange(const std::vector<int>& threads) {
   if (threads.empty()) return "none";
   std::vector<std::string> parts;
@@ -263,7 +258,7 @@ class UniformPredicatesPass {
       case OpKind::kShflSync:
         // An idx shuffle from a uniform lane broadcasts; any shuffle of a
         // uniform value stays uniform.
-        return (op.GetString("mode") == "idx" &&
+        return (op.mode() == ShuffleMode::kIdx &&
                 BackendUniform(op.operand_value(1))) ||
                BackendUniform(op.operand_value(0));
       default:
@@ -650,7 +645,7 @@ class UniformPredicatesPass {
   // top-level op that holds `first_use`.
   void EnsureBroadcast(Op* first_use) {
     Region& body = kernel_.body();
-    const int use_index = body.IndexOf(TopLevelAncestor(first_use));
+    const int use_index = body.IndexOf(first_use->TopLevelAncestor());
     for (int i = 0; i < use_index; ++i) {
       Op& op = body.op(i);
       if (op.kind() == OpKind::kShflSync && IsBroadcastOfWarpId(op)) {
@@ -683,7 +678,7 @@ class UniformPredicatesPass {
       return;
     }
     warp_uniform_ = b.Create(OpKind::kShflSync, {Use(warp_id32), Use(lane0_)},
-                             {{"mode", Attribute::Enum("idx")}},
+                             {attr::mode(ShuffleMode::kIdx)},
                              {Type::Scalar(DType::kI32)}, {"warp_uniform"})
                         ->result();
     preamble_end_ = b.index();
@@ -691,14 +686,13 @@ class UniformPredicatesPass {
   }
 
   bool IsBroadcastOfWarpId(const Op& shfl) const {
-    if (shfl.GetString("mode") != "idx" || shfl.num_operands() != 2) {
+    if (shfl.mode() != ShuffleMode::kIdx || shfl.num_operands() != 2) {
       return false;
     }
     const Op* cast = shfl.operand_value(0)->defining_op();
     const Op* lane = shfl.operand_value(1)->defining_op();
     if (cast == nullptr || lane == nullptr || cast->kind() != OpKind::kCast ||
-        lane->kind() != OpKind::kConst ||
-        lane->GetAttr("value").int_value != 0) {
+        lane->kind() != OpKind::kConst || lane->value().int_value != 0) {
       return false;
     }
     const Op* warp_id = cast->operand_value(0)->defining_op();
@@ -715,8 +709,7 @@ class UniformPredicatesPass {
       }
       const Op* bound = op.operand_value(1)->defining_op();
       if (bound == nullptr || bound->kind() != OpKind::kConst) continue;
-      predicates_[absl::StrCat(op.GetString("pred"),
-                               bound->GetAttr("value").int_value)] =
+      predicates_[absl::StrCat(EnumName(op.pred()), bound->value().int_value)] =
           op.result();
       preamble_end_ = std::max(preamble_end_, i + 1);
     }
@@ -738,7 +731,7 @@ class UniformPredicatesPass {
     auto it = warp_constants_.find(warp);
     if (it != warp_constants_.end()) return it->second;
     Value* value =
-        PreambleOp(OpKind::kConst, {}, {{"value", Attribute::Integer(warp)}},
+        PreambleOp(OpKind::kConst, {}, {attr::value(Attribute::Integer(warp))},
                    Type::Scalar(DType::kI32), absl::StrCat("warp", warp))
             ->result();
     warp_constants_[warp] = value;

@@ -134,7 +134,7 @@ std::unique_ptr<Module> BuildAllOps() {
   one(OpKind::kSqrt, {Use(third)}, {}, f32, "sqrt");
   Value* fma =
       one(OpKind::kFma, {Use(half), Use(third), Use(alpha)}, {}, f32, "fma");
-  Value* p = b.Compare("lt", tid, c64);
+  Value* p = b.Compare(CmpPredicate::kLt, tid, c64);
   one(OpKind::kSelect, {Use(p), Use(half), Use(fma)}, {}, f32, "sel");
   one(OpKind::kCast, {Use(rank)}, {}, f32, "cast");
   Value* vec =
@@ -287,7 +287,7 @@ std::unique_ptr<Module> BuildAllOps() {
         OpKind::kSetMaxNReg, {},
         {{"action", Attribute::Enum("dec")}, {"regs", Attribute::Int(40)}});
   }
-  Op* split = b.SplitK(acc, "y", "max");
+  Op* split = b.SplitK(acc, Dim::kY, CombineOp::kMax);
   OpBuilder(split->region(0)).Create(OpKind::kWgmmaFence, {});
   OpBuilder(split->region(1)).Create(OpKind::kBarrierBlock, {});
   // An op a pass inserted, with the accesses that required it.

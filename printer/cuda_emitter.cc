@@ -348,7 +348,7 @@ class KernelEmitter {
     Walk(kernel.body(), [&](const Op& op) {
       if (op.kind() == OpKind::kConst &&
           IsInteger(op.result()->type().dtype())) {
-        const Attribute& value = op.GetAttr("value");
+        const Attribute& value = op.value();
         if (value.is_integral) constants_[op.result()] = value.int_value;
       }
       if (op.kind() == OpKind::kWgmma) {
@@ -617,7 +617,7 @@ Linear KernelEmitter::LocalElementOffset(
   const Type& type = buffer->type();
   int64_t pad = 0;
   if (const Op* alloc = buffer->defining_op()) {
-    if (alloc->kind() == OpKind::kAllocShared) pad = alloc->GetInt("pad");
+    if (alloc->kind() == OpKind::kAllocShared) pad = alloc->pad();
   }
   Linear offset;
   for (int i = 0; i < type.rank() && i < static_cast<int>(indices.size());
@@ -636,7 +636,7 @@ std::string KernelEmitter::SharedOffset(const Value* buffer,
   Linear bytes = LocalElementOffset(buffer, indices);
   bytes *= DTypeBytes(buffer->type().dtype());
   const Op* alloc = buffer->defining_op();
-  const int64_t swizzle = alloc != nullptr ? alloc->GetInt("swizzle") : 0;
+  const int64_t swizzle = alloc != nullptr ? alloc->swizzle() : 0;
   auto offset = shared_offsets_.find(buffer);
   const int64_t base = offset != shared_offsets_.end() ? offset->second : 0;
   if (swizzled && swizzle > 0) {
@@ -722,10 +722,9 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
     Line(absl::StrCat("const ", CType(result->type()), " ", Var(result), " = ",
                       expr, ";"));
   };
-  auto attr = [&](absl::string_view name) { return op.GetString(name); };
   switch (op.kind()) {
     case OpKind::kConst: {
-      const Attribute& value = op.GetAttr("value");
+      const Attribute& value = op.value();
       const DType dtype = result->type().dtype();
       if (IsFloat(dtype)) {
         define(FloatLiteral(value.is_integral
@@ -770,8 +769,8 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
         a = absl::StrCat(to_f32, "(", a, ")");
         b = absl::StrCat(to_f32, "(", b, ")");
       }
-      define(
-          absl::StrCat("(", a, " ", kOperators->at(attr("pred")), " ", b, ")"));
+      define(absl::StrCat("(", a, " ", kOperators->at(EnumName(op.pred())), " ",
+                          b, ")"));
       return absl::OkStatus();
     }
     case OpKind::kSelect:
@@ -789,25 +788,28 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
       return absl::OkStatus();
     }
     case OpKind::kVecExtract:
-      define(absl::StrCat(Var(op.operand_value(0)), ".v[", op.GetInt("lane"),
-                          "]"));
+      define(absl::StrCat(Var(op.operand_value(0)), ".v[", op.lane(), "]"));
       return absl::OkStatus();
 
     case OpKind::kThreadId:
-      define(absl::StrCat("static_cast<kir_i64>(threadIdx.", attr("dim"), ")"));
+      define(absl::StrCat("static_cast<kir_i64>(threadIdx.", EnumName(op.dim()),
+                          ")"));
       return absl::OkStatus();
     case OpKind::kBlockId:
-      define(absl::StrCat("static_cast<kir_i64>(blockIdx.", attr("dim"), ")"));
+      define(absl::StrCat("static_cast<kir_i64>(blockIdx.", EnumName(op.dim()),
+                          ")"));
       return absl::OkStatus();
     case OpKind::kBlockDim:
-      define(absl::StrCat("static_cast<kir_i64>(blockDim.", attr("dim"), ")"));
+      define(absl::StrCat("static_cast<kir_i64>(blockDim.", EnumName(op.dim()),
+                          ")"));
       return absl::OkStatus();
     case OpKind::kGridDim:
-      define(absl::StrCat("static_cast<kir_i64>(gridDim.", attr("dim"), ")"));
+      define(absl::StrCat("static_cast<kir_i64>(gridDim.", EnumName(op.dim()),
+                          ")"));
       return absl::OkStatus();
     case OpKind::kClusterCtaId:
       define(absl::StrCat("static_cast<kir_i64>(",
-                          runtime_.ClusterCtaId(attr("dim")), "())"));
+                          runtime_.ClusterCtaId(EnumName(op.dim())), "())"));
       return absl::OkStatus();
     case OpKind::kClusterCtaRank:
       define(absl::StrCat("static_cast<kir_i64>(", runtime_.ClusterCtaRank(),
@@ -827,11 +829,10 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
       std::string note =
           absl::StrCat("// %", result->name(), ": ", result->type().ToString(),
                        " at kir_smem[", offset, "]");
-      if (op.GetInt("swizzle") > 0) {
-        absl::StrAppend(&note, ", ", op.GetInt("swizzle"), "-byte swizzle");
+      if (op.swizzle() > 0) {
+        absl::StrAppend(&note, ", ", op.swizzle(), "-byte swizzle");
       }
-      if (op.GetInt("pad") > 0)
-        absl::StrAppend(&note, ", pad ", op.GetInt("pad"));
+      if (op.pad() > 0) absl::StrAppend(&note, ", pad ", op.pad());
       Line(note);
       return absl::OkStatus();
     }
@@ -861,7 +862,7 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
     case OpKind::kStore:
       return EmitStore(op);
     case OpKind::kCpAsync: {
-      const int bytes = static_cast<int>(op.GetInt("bytes"));
+      const int bytes = static_cast<int>(op.bytes());
       Call(runtime_.CpAsync(bytes, predicated()),
            {SharedAddress(op.operand(0), true), GlobalPointer(op.operand(1))});
       return absl::OkStatus();
@@ -912,13 +913,13 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
     case OpKind::kBarrierArrive:
       Line(absl::StrCat(
           runtime_.BarrierNamed(op.kind() == OpKind::kBarrierArrive), "<",
-          op.GetInt("id"), ", ", op.GetInt("threads"), ">();"));
+          op.id(), ", ", op.threads(), ">();"));
       return absl::OkStatus();
     case OpKind::kBarrierRed: {
-      std::string call = absl::StrCat(
-          runtime_.BarrierReduce(op.GetString("op")), "<", op.GetInt("id"),
-          ", ", op.GetInt("threads"), ">(", Var(op.operand_value(0)), ")");
-      if (op.GetString("op") == "popc") {
+      std::string call =
+          absl::StrCat(runtime_.BarrierReduce(EnumName(op.op())), "<", op.id(),
+                       ", ", op.threads(), ">(", Var(op.operand_value(0)), ")");
+      if (op.op() == CombineOp::kPopc) {
         call = absl::StrCat("static_cast<", CType(op.result()->type()), ">(",
                             call, ")");
       }
@@ -926,16 +927,16 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
       return absl::OkStatus();
     }
     case OpKind::kClusterArrive:
-      Line(absl::StrCat(runtime_.ClusterArrive(op.GetFlag("relaxed")), "();"));
+      Line(absl::StrCat(runtime_.ClusterArrive(op.relaxed()), "();"));
       return absl::OkStatus();
     case OpKind::kClusterWait:
       Line(absl::StrCat(runtime_.ClusterWait(), "();"));
       return absl::OkStatus();
     case OpKind::kFenceProxyAsync:
-      Call(runtime_.FenceProxyAsync(attr("space"), predicated()), {});
+      Call(runtime_.FenceProxyAsync(EnumName(op.space()), predicated()), {});
       return absl::OkStatus();
     case OpKind::kFenceAcqRel:
-      Call(runtime_.FenceAcqRel(attr("scope"), predicated()), {});
+      Call(runtime_.FenceAcqRel(EnumName(op.scope()), predicated()), {});
       return absl::OkStatus();
     case OpKind::kFenceMbarrierInit:
       Call(runtime_.FenceMbarrierInit(predicated()), {});
@@ -957,15 +958,16 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
           is_float ? absl::StrCat("__float_as_uint(", Var(value), ")")
                    : absl::StrCat("static_cast<kir_u32>(", Var(value), ")");
       const std::string shuffled = absl::StrCat(
-          runtime_.Shuffle(attr("mode")), "(", bits, ", static_cast<kir_u32>(",
-          Var(op.operand_value(1)), "))");
+          runtime_.Shuffle(EnumName(op.mode())), "(", bits,
+          ", static_cast<kir_u32>(", Var(op.operand_value(1)), "))");
       define(is_float ? absl::StrCat("__uint_as_float(", shuffled, ")")
                       : absl::StrCat("static_cast<kir_i32>(", shuffled, ")"));
       return absl::OkStatus();
     }
     case OpKind::kSetMaxNReg:
-      Line(absl::StrCat(runtime_.SetMaxNReg(attr("action") == "inc"), "<",
-                        op.GetInt("regs"), ">();"));
+      Line(
+          absl::StrCat(runtime_.SetMaxNReg(op.action() == RegisterAction::kInc),
+                       "<", op.regs(), ">();"));
       return absl::OkStatus();
     case OpKind::kSemWait:
     case OpKind::kSemRelease: {
@@ -975,8 +977,8 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
       const std::string issue =
           wait ? std::exchange(issue_, "") : std::string(issue_);
       const std::string fn =
-          wait ? runtime_.SemWait(attr("scope"))
-               : runtime_.SemRelease(attr("scope"), predicated());
+          wait ? runtime_.SemWait(EnumName(op.scope()))
+               : runtime_.SemRelease(EnumName(op.scope()), predicated());
       Call(fn, {GlobalPointer(op.operand(0)), Var(op.operand_value(1))});
       issue_ = issue;
       return absl::OkStatus();
@@ -1273,8 +1275,8 @@ absl::Status KernelEmitter::EmitStore(const Op& op) {
 absl::Status KernelEmitter::EmitMatrix(const Op& op) {
   const bool load = op.kind() == OpKind::kLdmatrix;
   const Operand& ref = op.operand(0);
-  const int count = static_cast<int>(op.GetInt("count"));
-  const bool trans = op.GetFlag("trans");
+  const int count = static_cast<int>(op.count());
+  const bool trans = op.trans();
   const Value* value = load ? op.result() : op.operand_value(1);
   const int rank = ref.value->type().rank();
   if (rank < 2) {
@@ -1355,16 +1357,15 @@ absl::Status KernelEmitter::EmitTma(const Op& op) {
     case OpKind::kTmaLoad: {
       const Operand& map = op.operand(1);
       const int rank = static_cast<int>(map.indices.size());
-      const Attribute* multicast = op.FindAttr("multicast");
+      const std::optional<int64_t> multicast = op.multicast();
       std::vector<std::string> args = {SharedAddress(op.operand(0), false),
                                        MapPointer(map)};
       for (std::string& c : Coordinates(map)) args.push_back(c);
       args.push_back(SharedAddress(op.operand(2), false));
-      if (multicast != nullptr) {
-        args.push_back(
-            absl::StrCat("static_cast<kir_u16>(", multicast->int_value, ")"));
+      if (multicast.has_value()) {
+        args.push_back(absl::StrCat("static_cast<kir_u16>(", *multicast, ")"));
       }
-      Call(runtime_.TmaLoad(rank, multicast != nullptr, predicated()), args);
+      Call(runtime_.TmaLoad(rank, multicast.has_value(), predicated()), args);
       return absl::OkStatus();
     }
     case OpKind::kTmaStore:
@@ -1376,7 +1377,7 @@ absl::Status KernelEmitter::EmitTma(const Op& op) {
       for (std::string& c : Coordinates(map)) args.push_back(c);
       Call(op.kind() == OpKind::kTmaStore
                ? runtime_.TmaStore(rank, predicated())
-               : runtime_.TmaReduce(op.GetString("op"), rank, predicated()),
+               : runtime_.TmaReduce(EnumName(op.op()), rank, predicated()),
            args);
       return absl::OkStatus();
     }
@@ -1387,7 +1388,7 @@ absl::Status KernelEmitter::EmitTma(const Op& op) {
 }
 
 absl::Status KernelEmitter::EmitBulk(const Op& op) {
-  auto bytes = [&] { return absl::StrCat("<", op.GetInt("bytes"), ">"); };
+  auto bytes = [&] { return absl::StrCat("<", op.bytes(), ">"); };
   switch (op.kind()) {
     case OpKind::kBulkLoad:
       Call(runtime_.BulkLoad(predicated()),
@@ -1413,7 +1414,7 @@ absl::Status KernelEmitter::EmitBulk(const Op& op) {
     default: {
       const int pending = PendingGroupsAfterWait(op).value_or(0);
       const std::string issue = std::exchange(issue_, "");
-      Call(runtime_.BulkWait(op.GetFlag("read"), false), {},
+      Call(runtime_.BulkWait(op.read(), false), {},
            absl::StrCat("<", pending, ">"));
       issue_ = issue;
       return absl::OkStatus();
@@ -1425,7 +1426,7 @@ absl::StatusOr<WgmmaOperandLayout> KernelEmitter::WgmmaLayout(
     const Op& op, int slot, bool mn_major, int64_t mn_extent) {
   const Value* buffer = op.operand_value(slot);
   const Op* alloc = buffer->defining_op();
-  const int64_t swizzle = alloc != nullptr ? alloc->GetInt("swizzle") : 0;
+  const int64_t swizzle = alloc != nullptr ? alloc->swizzle() : 0;
   const char* name = slot == 1 ? "A" : "B";
   if (swizzle == 0) {
     return Error(op.loc())
@@ -1437,7 +1438,7 @@ absl::StatusOr<WgmmaOperandLayout> KernelEmitter::WgmmaLayout(
   }
   const Type& type = buffer->type();
   const int64_t row_bytes =
-      (type.shape().back().AsConstant().value_or(0) + alloc->GetInt("pad")) *
+      (type.shape().back().AsConstant().value_or(0) + alloc->pad()) *
       DTypeBytes(type.dtype());
   if (row_bytes != swizzle) {
     return Error(op.loc()) << "wgmma operand " << name << " (%"
@@ -1465,7 +1466,7 @@ absl::StatusOr<WgmmaOperandLayout> KernelEmitter::WgmmaLayout(
 }
 
 absl::Status KernelEmitter::EmitWgmma(const Op& op) {
-  const int n = static_cast<int>(op.GetInt("n"));
+  const int n = static_cast<int>(op.n());
   const Operand& acc = op.operand(0);
   const Operand& a = op.operand(1);
   const Operand& b = op.operand(2);
@@ -1477,8 +1478,8 @@ absl::Status KernelEmitter::EmitWgmma(const Op& op) {
                            << " is not supported by the emitter";
   }
   const bool a_in_registers = a.value->type().space() == MemorySpace::kRegister;
-  const bool b_n_major = op.GetString("b_major") == "n";
-  const bool a_m_major = op.GetString("a_major") == "m";
+  const bool b_n_major = op.b_major() == Major::kN;
+  const bool a_m_major = op.a_major() == Major::kM;
   absl::StatusOr<WgmmaOperandLayout> b_layout =
       WgmmaLayout(op, 2, b_n_major, n);
   if (!b_layout.ok()) return b_layout.status();
@@ -1520,7 +1521,7 @@ absl::Status KernelEmitter::EmitWgmma(const Op& op) {
     args.push_back(
         absl::StrCat("static_cast<kir_u32>(!", Var(op.operand_value(3)), ")"));
   } else {
-    args.push_back(op.GetFlag("zero_init") ? "0u" : "1u");  // scale-d
+    args.push_back(op.zero_init() ? "0u" : "1u");  // scale-d
   }
   // The accumulator fragment, in place: N/2 f32 elements, or N/4 words of
   // two f16 elements (origin even).
@@ -1572,17 +1573,17 @@ absl::Status KernelEmitter::EmitMbarrier(const Op& op) {
   switch (op.kind()) {
     case OpKind::kMbarrierInit:
       Call(runtime_.MbarrierInit(predicated()), {bar},
-           absl::StrCat("<", op.GetInt("count"), ">"));
+           absl::StrCat("<", op.count(), ">"));
       break;
     case OpKind::kMbarrierArrive:
       Call(runtime_.MbarrierArrive(predicated()), {bar});
       break;
     case OpKind::kMbarrierArriveTx:
       Call(runtime_.MbarrierArriveTx(predicated()), {bar},
-           absl::StrCat("<", op.GetInt("bytes"), ">"));
+           absl::StrCat("<", op.bytes(), ">"));
       break;
     case OpKind::kMbarrierArriveRemote:
-      Call(runtime_.MbarrierArriveRemote(op.GetString("scope"), predicated()),
+      Call(runtime_.MbarrierArriveRemote(EnumName(op.scope()), predicated()),
            {bar, absl::StrCat("static_cast<kir_u32>(", Var(op.operand_value(1)),
                               ")")});
       break;
@@ -1595,7 +1596,7 @@ absl::Status KernelEmitter::EmitMbarrier(const Op& op) {
       // the whole warp waits instead: every lane waits for the same phase,
       // which changes nothing but the waiting.
       const std::string issue = std::exchange(issue_, "");
-      Call(runtime_.MbarrierWait(op.GetString("scope")),
+      Call(runtime_.MbarrierWait(EnumName(op.scope())),
            {bar, absl::StrCat("static_cast<kir_u32>(", Var(op.operand_value(1)),
                               ")")});
       issue_ = issue;
@@ -1612,10 +1613,11 @@ absl::Status KernelEmitter::EmitAtomic(const Op& op) {
   const Operand& ref = op.operand(0);
   const Value* value = op.operand_value(1);
   const DType dtype = value->type().dtype();
-  const std::string reduction = op.GetString("op");
+  const CombineOp combine = op.op();
+  const std::string reduction = EnumName(combine);
   if (dtype == DType::kI1 || value->type().is_vector() ||
-      (IsHalf(dtype) && reduction != "add" && reduction != "min" &&
-       reduction != "max")) {
+      (IsHalf(dtype) && combine != CombineOp::kAdd &&
+       combine != CombineOp::kMin && combine != CombineOp::kMax)) {
     return Error(op.loc()) << Mnemonic(op.kind()) << " " << reduction << " on "
                            << value->type().ToString() << " is not supported";
   }
@@ -1623,8 +1625,8 @@ absl::Status KernelEmitter::EmitAtomic(const Op& op) {
   const std::string address = space == MemorySpace::kShared
                                   ? SharedAddress(ref, true)
                                   : GlobalPointer(ref);
-  const std::string order = op.GetString("order");
-  const std::string scope = op.GetString("scope");
+  const std::string order = EnumName(op.order());
+  const std::string scope = EnumName(op.scope());
   if (op.kind() == OpKind::kAtomic) {
     Line(absl::StrCat("const ", CType(op.result()->type()), " ",
                       Var(op.result()), " = ",
@@ -1687,8 +1689,7 @@ absl::Status KernelEmitter::EmitPtx(const Op& op) {
     kir_operands.push_back(numbers);
   }
   const int num_inputs =
-      op.num_operands() -
-      static_cast<int>(op.GetInt("reads") + op.GetInt("writes"));
+      op.num_operands() - static_cast<int>(op.reads() + op.writes());
   for (int i = 0; i < num_inputs; ++i) {
     const Value* value = op.operand_value(i);
     const Type& type = value->type();
@@ -1707,7 +1708,7 @@ absl::Status KernelEmitter::EmitPtx(const Op& op) {
     kir_operands.push_back(numbers);
   }
   // Rewrite the text: `$k` -> operand, `%` -> `%%`.
-  const std::string& text = op.GetString("text");
+  const absl::string_view text = op.text();
   std::string rewritten;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '%') {
@@ -1753,7 +1754,7 @@ absl::Status KernelEmitter::EmitFor(const Op& op) {
   const Value* iv = op.region(0).argument(0);
   // `unroll = N`: `#pragma unroll N` (1 keeps the loop rolled); 0, the
   // default: the compiler decides.
-  const int64_t unroll = op.GetInt("unroll");
+  const int64_t unroll = op.unroll();
   if (unroll > 0) body_.Raw(absl::StrCat("#pragma unroll ", unroll, "\n"));
   Line(absl::StrCat("for (kir_i64 ", Var(iv), " = ", Var(op.operand_value(0)),
                     "; ", Var(iv), " < ", Var(op.operand_value(1)), "; ",
@@ -1802,9 +1803,8 @@ absl::Status KernelEmitter::EmitIf(const Op& op) {
 
 absl::Status KernelEmitter::EmitRole(const Op& op) {
   need_warp_ = true;
-  Line(absl::StrCat("if (kir_warp >= ", op.GetInt("warp_begin"),
-                    " && kir_warp < ", op.GetInt("warp_end"), ") {  // role @",
-                    op.GetString("name")));
+  Line(absl::StrCat("if (kir_warp >= ", op.warp_begin(), " && kir_warp < ",
+                    op.warp_end(), ") {  // role @", op.name()));
   body_.Indent();
   KIR_RETURN_IF_ERROR(EmitRegion(op.region(0)));
   body_.Dedent();
@@ -1869,7 +1869,7 @@ absl::StatusOr<CudaKernelAbi> GetCudaKernelAbi(const Kernel& kernel) {
       bytes = IndexExpr::Binary(IndexExpr::Kind::kMul, bytes, dim);
     }
     arg.workspace_bytes = bytes;
-    arg.workspace_align = op.GetInt("align");
+    arg.workspace_align = op.align();
     abi.args.push_back(arg);
   });
   absl::StatusOr<SharedLayout> shared = ReadSharedLayout(kernel);

@@ -48,17 +48,6 @@ bool IsSyntaxAttr(OpKind kind, absl::string_view name) {
   return false;
 }
 
-// Attribute lookups that tolerate IR missing a required attribute (the
-// verifier reports that; the printer must still print it).
-absl::string_view StringAttrOr(const Op& op, absl::string_view name) {
-  const Attribute* attr = op.FindAttr(name);
-  return attr != nullptr ? absl::string_view(attr->string_value) : "";
-}
-int64_t IntAttrOr(const Op& op, absl::string_view name) {
-  const Attribute* attr = op.FindAttr(name);
-  return attr != nullptr ? attr->int_value : 0;
-}
-
 class Printer {
  public:
   Printer(const PrintOptions& options, std::string& out)
@@ -460,16 +449,15 @@ void Printer::PrintGeneric(const Op& op, int indent) {
 
 void Printer::PrintPtx(const Op& op) {
   out_ += "ptx ";
-  const Attribute* text = op.FindAttr("text");
-  AppendString(text != nullptr ? absl::string_view(text->string_value)
-                               : absl::string_view());
+  // Printed even when unverified: the text may be missing.
+  AppendString(op.has_text() ? op.text() : absl::string_view());
   // Inputs, then `reads` buffers, then `writes` buffers; the counts are
   // clamped so that inconsistent IR still prints.
   const int total = op.num_operands();
   int writes = static_cast<int>(
-      std::min<int64_t>(std::max<int64_t>(op.GetInt("writes"), 0), total));
-  int reads = static_cast<int>(std::min<int64_t>(
-      std::max<int64_t>(op.GetInt("reads"), 0), total - writes));
+      std::min<int64_t>(std::max<int64_t>(op.writes(), 0), total));
+  int reads = static_cast<int>(
+      std::min<int64_t>(std::max<int64_t>(op.reads(), 0), total - writes));
   const int inputs = total - reads - writes;
   out_ += " (";
   for (int i = 0; i < inputs; ++i) {
@@ -539,9 +527,11 @@ void Printer::PrintOp(const Op& op, int indent) {
         PrintGeneric(op, indent);
         break;
       }
-      absl::StrAppend(&out_, "role @", StringAttrOr(op, "name"), " warps[",
-                      IntAttrOr(op, "warp_begin"), ", ",
-                      IntAttrOr(op, "warp_end"), ")");
+      // IR missing a required attribute still prints (the verifier
+      // reports it).
+      absl::StrAppend(&out_, "role @", op.has_name() ? op.name() : "",
+                      " warps[", op.has_warp_begin() ? op.warp_begin() : 0,
+                      ", ", op.has_warp_end() ? op.warp_end() : 0, ")");
       AppendRegion(op.region(0), indent);
       break;
     case OpKind::kSplitK:

@@ -73,7 +73,7 @@ std::string RequiringRule(const Op& op) {
            "only for TMA completions)";
   }
   if (op.kind() == OpKind::kFenceProxyAsync &&
-      (op.GetString("space") == "global" || op.GetString("space") == "all")) {
+      (op.space() == FenceSpace::kGlobal || op.space() == FenceSpace::kAll)) {
     // After a generic acquire in the same region: R7.
     const Region* region = op.parent_region();
     for (int i = 0; i < region->IndexOf(&op); ++i) {

@@ -318,7 +318,7 @@ absl::Status Program::AddOp(const Op& op, int loop_depth, OpRec& out) {
     out.result_lanes = type.is_vector() ? type.lanes() : 1;
   }
   if (op.kind() == OpKind::kConst && op.num_results() == 1) {
-    const Attribute& value = op.GetAttr("value");
+    const Attribute& value = op.value();
     const DType dtype = op.result(0)->type().dtype();
     if (IsFloat(dtype)) {
       const double number = value.is_integral
@@ -336,95 +336,95 @@ absl::Status Program::AddOp(const Op& op, int loop_depth, OpRec& out) {
   // Attributes the interpreter reads on every execution.
   switch (op.kind()) {
     case OpKind::kCmp:
-      out.str_attr = op.GetString("pred");
+      out.str_attr = EnumName(op.pred());
       break;
     case OpKind::kVecExtract:
-      out.int_attr = op.GetInt("lane");
+      out.int_attr = op.lane();
       break;
     case OpKind::kThreadId:
     case OpKind::kBlockId:
     case OpKind::kBlockDim:
     case OpKind::kGridDim:
     case OpKind::kClusterCtaId:
-      out.int_attr = op.GetString("dim")[0] - 'x';
+      out.int_attr = static_cast<int>(op.dim());
       break;
     case OpKind::kCpAsync:
-      out.int_attr = op.GetInt("bytes");
+      out.int_attr = op.bytes();
       break;
     case OpKind::kLdmatrix:
     case OpKind::kStmatrix:
-      out.int_attr = op.GetInt("count");
-      out.flag = op.GetFlag("trans");
+      out.int_attr = op.count();
+      out.flag = op.trans();
       break;
     case OpKind::kTmaLoad:
-      out.int_attr = op.FindAttr("multicast") ? op.GetInt("multicast") : 0;
+      out.int_attr = op.multicast().value_or(0);
       break;
     case OpKind::kTmaReduce:
-      out.str_attr = op.GetString("op");
+      out.str_attr = EnumName(op.op());
       break;
     case OpKind::kBulkLoad:
     case OpKind::kBulkStore:
-      out.int_attr = op.GetInt("bytes");
+      out.int_attr = op.bytes();
       break;
     case OpKind::kBulkWait:
-      out.flag = op.GetFlag("read");
+      out.flag = op.read();
       break;
     case OpKind::kWgmma:
-      out.int_attr = op.GetInt("n");
-      out.flag = op.GetFlag("zero_init");
+      out.int_attr = op.n();
+      out.flag = op.zero_init();
       out.str_attr =
-          absl::StrCat(op.GetString("a_major"), op.GetString("b_major"));
+          absl::StrCat(EnumName(op.a_major()), EnumName(op.b_major()));
       break;
     case OpKind::kBarrierNamed:
     case OpKind::kBarrierArrive:
-      out.int_attr = op.GetInt("id");
-      out.int_attr2 = op.GetInt("threads");
+      out.int_attr = op.id();
+      out.int_attr2 = op.threads();
       break;
     case OpKind::kBarrierRed:
-      out.int_attr = op.GetInt("id");
-      out.int_attr2 = op.GetInt("threads");
-      out.str_attr = op.GetString("op");
+      out.int_attr = op.id();
+      out.int_attr2 = op.threads();
+      out.str_attr = EnumName(op.op());
       break;
     case OpKind::kClusterArrive:
-      out.flag = op.GetFlag("relaxed");
+      out.flag = op.relaxed();
       break;
     case OpKind::kFenceProxyAsync:
-      out.str_attr = op.GetString("space");
+      out.str_attr = EnumName(op.space());
       break;
     case OpKind::kFenceAcqRel:
-      out.str_attr = op.GetString("scope");
+      out.str_attr = EnumName(op.scope());
       break;
     case OpKind::kMbarrierInit:
-      out.int_attr = op.GetInt("count");
+      out.int_attr = op.count();
       break;
     case OpKind::kMbarrierArriveTx:
-      out.int_attr = op.GetInt("bytes");
+      out.int_attr = op.bytes();
       break;
     case OpKind::kShflSync:
-      out.str_attr = op.GetString("mode");
+      out.str_attr = EnumName(op.mode());
       break;
     case OpKind::kSetMaxNReg:
-      out.int_attr = op.GetInt("regs");
-      out.str_attr = op.GetString("action");
+      out.int_attr = op.regs();
+      out.str_attr = EnumName(op.action());
       break;
     case OpKind::kAtomic:
-      out.str_attr = op.GetString("op");
-      out.int_attr = op.GetString("order") == "acquire"   ? 1
-                     : op.GetString("order") == "release" ? 2
-                     : op.GetString("order") == "acq_rel" ? 3
-                                                          : 0;
+      out.str_attr = EnumName(op.op());
+      out.int_attr = op.order() == MemoryOrder::kAcquire   ? 1
+                     : op.order() == MemoryOrder::kRelease ? 2
+                     : op.order() == MemoryOrder::kAcqRel  ? 3
+                                                           : 0;
       break;
     case OpKind::kReduce:
-      out.str_attr = op.GetString("op");
-      out.int_attr = op.GetString("order") == "release" ? 2 : 0;
+      out.str_attr = EnumName(op.op());
+      out.int_attr = op.order() == MemoryOrder::kRelease ? 2 : 0;
       break;
     case OpKind::kRole:
-      out.int_attr = op.GetInt("warp_begin");
-      out.int_attr2 = op.GetInt("warp_end");
+      out.int_attr = op.warp_begin();
+      out.int_attr2 = op.warp_end();
       break;
     case OpKind::kSplitK:
-      out.int_attr = op.GetString("dim")[0] - 'x';
-      out.str_attr = op.GetString("op");
+      out.int_attr = static_cast<int>(op.dim());
+      out.str_attr = EnumName(op.op());
       break;
     default:
       break;
@@ -458,12 +458,12 @@ absl::Status Program::PlanShared() {
                << " needs a constant positive shape";
       }
     }
-    layout.pad = alloc.GetInt("pad");
-    layout.swizzle = static_cast<int>(alloc.GetInt("swizzle"));
+    layout.pad = alloc.pad();
+    layout.swizzle = static_cast<int>(alloc.swizzle());
     layout.element_bytes = DTypeBytes(buffer.dtype);
-    const int64_t align = std::max<int64_t>(alloc.GetInt("align"), 1);
-    if (const Attribute* offset = alloc.FindAttr("offset")) {
-      layout.base = offset->int_value;
+    const int64_t align = std::max<int64_t>(alloc.align(), 1);
+    if (const std::optional<int64_t> offset = alloc.offset()) {
+      layout.base = *offset;
     } else {
       layout.base = (cursor + align - 1) / align * align;
     }
