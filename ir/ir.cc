@@ -236,7 +236,7 @@ bool Attribute::operator==(const Attribute& other) const {
 }
 
 // ---------------------------------------------------------------------------
-// Pools for ops and values.
+// Pools for ops, values and regions.
 
 namespace {
 
@@ -313,6 +313,10 @@ void PooledDelete(void* object, size_t size) {
 
 void* Op::operator new(size_t size) { return PooledNew<Op>(size); }
 void Op::operator delete(void* op, size_t size) { PooledDelete<Op>(op, size); }
+void* Region::operator new(size_t size) { return PooledNew<Region>(size); }
+void Region::operator delete(void* region, size_t size) {
+  PooledDelete<Region>(region, size);
+}
 void* Value::operator new(size_t size) { return PooledNew<Value>(size); }
 void Value::operator delete(void* value, size_t size) {
   PooledDelete<Value>(value, size);
@@ -537,11 +541,21 @@ Value::Value(Kind kind, Type type, std::string name, Location loc)
   }
 }
 
-const Location& Value::loc() const {
-  if (op_ != nullptr) return op_->loc();
-  if (region_ != nullptr && region_->parent_op() != nullptr) {
-    return region_->parent_op()->loc();
+Op* Value::defining_op() const {
+  switch (kind_) {
+    case Kind::kResult:
+      return owner_.op;
+    case Kind::kRegionArgument:
+      return owner_.region->parent_op();
+    case Kind::kSize:
+    case Kind::kParam:
+      return nullptr;
   }
+  return nullptr;
+}
+
+const Location& Value::loc() const {
+  if (Op* op = defining_op()) return op->loc();
   static const Location* const kUnknown = new Location();
   return own_loc_ != nullptr ? *own_loc_ : *kUnknown;
 }
@@ -634,10 +648,19 @@ std::unique_ptr<Op> Kernel::CreateOp(
       name = FreshName(name);
       ClaimName(name);
     }
-    op->results_.push_back(std::unique_ptr<Value>(new Value(
-        Value::Kind::kResult, result_types[i], std::move(name), op->loc_)));
-    op->results_.back()->op_ = op.get();
-    op->results_.back()->index_ = static_cast<int>(i);
+    std::unique_ptr<Value> result(new Value(
+        Value::Kind::kResult, result_types[i], std::move(name), op->loc_));
+    result->owner_.op = op.get();
+    result->index_ = static_cast<int>(i);
+    if (i == 0) {
+      op->first_result_ = std::move(result);
+    } else {
+      if (op->more_results_ == nullptr) {
+        op->more_results_ =
+            std::make_unique<std::vector<std::unique_ptr<Value>>>();
+      }
+      op->more_results_->push_back(std::move(result));
+    }
   }
   return op;
 }
@@ -657,8 +680,7 @@ Region& Kernel::AddRegion(Op& op, const std::vector<Type>& argument_types,
     region.arguments_.push_back(std::unique_ptr<Value>(
         new Value(Value::Kind::kRegionArgument, argument_types[i],
                   std::move(name), op.loc())));
-    region.arguments_.back()->region_ = &region;
-    region.arguments_.back()->op_ = &op;
+    region.arguments_.back()->owner_.region = &region;
     region.arguments_.back()->index_ = static_cast<int>(i);
   }
   return region;

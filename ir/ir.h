@@ -59,8 +59,10 @@ class Value {
   // Where it is defined: a result's or region argument's is its op's.
   const Location& loc() const;
   // The defining operation of a result, the owner of a region argument.
-  Op* defining_op() const { return op_; }
-  Region* owning_region() const { return region_; }
+  Op* defining_op() const;
+  Region* owning_region() const {
+    return kind_ == Kind::kRegionArgument ? owner_.region : nullptr;
+  }
   int index() const { return index_; }  // result or argument position
 
   // Allocated from a pool of values (see Op::operator new).
@@ -80,8 +82,11 @@ class Value {
   // Sizes' and parameters' own locations; results and region arguments
   // (almost every value) use their op's.
   std::unique_ptr<const Location> own_loc_;
-  Op* op_ = nullptr;
-  Region* region_ = nullptr;
+  // A result's op, or a region argument's region (whose op owns it).
+  union {
+    Op* op;
+    Region* region;
+  } owner_ = {nullptr};
 };
 
 // One operand slot: a value, and for buffer references (`%buf[%i, %j]`) the
@@ -194,8 +199,16 @@ class Op {
   }
 
   // Results.
-  int num_results() const { return static_cast<int>(results_.size()); }
-  Value* result(int i = 0) const { return results_[i].get(); }
+  int num_results() const {
+    return first_result_ == nullptr
+               ? 0
+               : 1 + (more_results_ != nullptr
+                          ? static_cast<int>(more_results_->size())
+                          : 0);
+  }
+  Value* result(int i = 0) const {
+    return i == 0 ? first_result_.get() : (*more_results_)[i - 1].get();
+  }
 
   // Attributes, kept in the order of the op's spec.
   const std::vector<std::pair<std::string, Attribute>>& attrs() const {
@@ -247,8 +260,10 @@ class Op {
   OpKind kind_;
   int slot_ = -1;  // where parent_ keeps it (see Region)
   std::vector<Operand> operands_;
-  // Inline for the one result most ops have: no allocation of its own.
-  absl::InlinedVector<std::unique_ptr<Value>, 1> results_;
+  // The one result most ops have, and the others (rare) behind a pointer:
+  // two words in every op.
+  std::unique_ptr<Value> first_result_;
+  std::unique_ptr<std::vector<std::unique_ptr<Value>>> more_results_;
   std::vector<std::pair<std::string, Attribute>> attrs_;
   std::vector<std::unique_ptr<Region>> regions_;
   Region* parent_ = nullptr;
@@ -316,6 +331,10 @@ class Region {
 
   // Position of `op` in this region; checks that it is here.
   int IndexOf(const Op* op) const;
+
+  // Pooled, as ops are.
+  static void* operator new(size_t size);
+  static void operator delete(void* region, size_t size);
 
   // Inserts `op` before position `index` (size() appends); returns it.
   Op* Insert(int index, std::unique_ptr<Op> op);
