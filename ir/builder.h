@@ -18,10 +18,10 @@ namespace kir {
 
 // A buffer reference operand: `%buf[%i, %j]`.
 inline Operand Ref(Value* buffer, std::vector<Value*> indices) {
-  return Operand{buffer, true, std::move(indices)};
+  return Operand{buffer, std::move(indices), 0, true};
 }
 // A plain value operand.
-inline Operand Use(Value* value) { return Operand{value, false, {}}; }
+inline Operand Use(Value* value) { return Operand{value, {}, 0, false}; }
 
 using NamedAttr = std::pair<std::string, Attribute>;
 using AttrList = std::vector<NamedAttr>;

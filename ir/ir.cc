@@ -1,8 +1,12 @@
 #include "ir/ir.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <mutex>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -300,6 +304,93 @@ bool Attribute::operator==(const Attribute& other) const {
 }
 
 // ---------------------------------------------------------------------------
+// Pools for ops, values and regions.
+
+namespace {
+
+// Cells of one size carved from large blocks, which live as long as the
+// process; a freed cell goes on a free list and is handed out next.
+class CellPool {
+ public:
+  explicit CellPool(size_t cell_size)
+      : cell_size_((std::max(cell_size, sizeof(void*)) + kAlign - 1) / kAlign *
+                   kAlign) {}
+
+  void* Allocate() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_ != nullptr) {
+      void* cell = free_;
+      free_ = *static_cast<void**>(cell);
+      return cell;
+    }
+    if (next_ == end_) {
+      next_ = static_cast<char*>(::operator new(kBlockBytes));
+      end_ = next_ + kBlockBytes / cell_size_ * cell_size_;
+    }
+    void* cell = next_;
+    next_ += cell_size_;
+    return cell;
+  }
+
+  void Free(void* cell) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    *static_cast<void**>(cell) = free_;
+    free_ = cell;
+  }
+
+ private:
+  static constexpr size_t kAlign = 8;  // enough for Op and Value
+  static constexpr size_t kBlockBytes = size_t{1} << 18;
+  const size_t cell_size_;
+  std::mutex mutex_;
+  void* free_ = nullptr;
+  char* next_ = nullptr;
+  char* end_ = nullptr;
+};
+
+template <typename T>
+CellPool& PoolOf() {
+  static_assert(alignof(T) <= 8, "pool cells are 8-byte aligned");
+  static CellPool* const pool = new CellPool(sizeof(T));
+  return *pool;
+}
+
+#ifdef KIR_SANITIZE
+constexpr bool kPooled = false;
+#else
+constexpr bool kPooled = true;
+#endif
+
+template <typename T>
+void* PooledNew(size_t size) {
+  KIR_CHECK(size == sizeof(T)) << "pooled classes have no subclasses";
+  return kPooled ? PoolOf<T>().Allocate() : ::operator new(size);
+}
+
+template <typename T>
+void PooledDelete(void* object, size_t size) {
+  if (object == nullptr) return;
+  if (kPooled) {
+    PoolOf<T>().Free(object);
+  } else {
+    ::operator delete(object);
+  }
+}
+
+}  // namespace
+
+void* Op::operator new(size_t size) { return PooledNew<Op>(size); }
+void Op::operator delete(void* op, size_t size) { PooledDelete<Op>(op, size); }
+void* Region::operator new(size_t size) { return PooledNew<Region>(size); }
+void Region::operator delete(void* region, size_t size) {
+  PooledDelete<Region>(region, size);
+}
+void* Value::operator new(size_t size) { return PooledNew<Value>(size); }
+void Value::operator delete(void* value, size_t size) {
+  PooledDelete<Value>(value, size);
+}
+
+// ---------------------------------------------------------------------------
 // Op.
 
 Op* Op::parent_op() const { return parent_ ? parent_->parent_op() : nullptr; }
@@ -443,27 +534,88 @@ Op* Region::EnclosingOp(OpKind kind) const {
   return nullptr;
 }
 
+Region::OpRange Region::ops() const {
+  const std::unique_ptr<Op>* first = slots_.data();
+  const std::unique_ptr<Op>* gap = first + gap_begin_;
+  const std::unique_ptr<Op>* last = first + slots_.size();
+  // An empty prefix starts after the gap; leaving the last op before the
+  // gap steps over it, to the end when the gap is last.
+  const std::unique_ptr<Op>* begin = gap_begin_ == 0 ? gap + gap_size_ : first;
+  return OpRange{OpIterator(begin, gap, gap_size_),
+                 OpIterator(last, gap, gap_size_)};
+}
+
 int Region::IndexOf(const Op* op) const {
-  for (int i = 0; i < size(); ++i) {
-    if (ops_[i].get() == op) return i;
+  KIR_CHECK(op->parent_ == this && op->slot_ >= 0 &&
+            op->slot_ < static_cast<int>(slots_.size()) &&
+            slots_[op->slot_].get() == op)
+      << "op is not in this region";
+  return op->slot_ < gap_begin_ ? op->slot_ : op->slot_ - gap_size_;
+}
+
+namespace {
+std::atomic<int64_t> region_op_moves{0};
+}  // namespace
+
+int64_t RegionOpMoves() { return region_op_moves.load(); }
+
+void Region::MoveGap(int index) {
+  if (index != gap_begin_) {
+    region_op_moves.fetch_add(
+        index > gap_begin_ ? index - gap_begin_ : gap_begin_ - index,
+        std::memory_order_relaxed);
   }
-  KIR_CHECK(false) << "op is not in this region";
-  return -1;
+  while (gap_begin_ > index) {
+    --gap_begin_;
+    const int to = gap_begin_ + gap_size_;
+    slots_[to] = std::move(slots_[gap_begin_]);
+    slots_[to]->slot_ = to;
+  }
+  while (gap_begin_ < index) {
+    const int from = gap_begin_ + gap_size_;
+    slots_[gap_begin_] = std::move(slots_[from]);
+    slots_[gap_begin_]->slot_ = gap_begin_;
+    ++gap_begin_;
+  }
+}
+
+void Region::Reset(std::vector<std::unique_ptr<Op>> ops) {
+  slots_ = std::move(ops);
+  for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
+    slots_[i]->slot_ = i;
+  }
+  gap_begin_ = static_cast<int>(slots_.size());
+  gap_size_ = 0;
 }
 
 Op* Region::Insert(int index, std::unique_ptr<Op> op) {
   KIR_CHECK(index >= 0 && index <= size());
+  if (gap_size_ == 0) {
+    // Grow as a vector does, the new room becoming the gap at `index`.
+    const int size = this->size();
+    const int room = std::max(1, size);
+    gap_begin_ = size;  // no gap, so no op moves
+    slots_.resize(size + room);
+    gap_size_ = room;
+  }
+  MoveGap(index);
   op->parent_ = this;
+  op->slot_ = gap_begin_;
   Op* raw = op.get();
-  ops_.insert(ops_.begin() + index, std::move(op));
+  slots_[gap_begin_] = std::move(op);
+  ++gap_begin_;
+  --gap_size_;
   return raw;
 }
 
 std::unique_ptr<Op> Region::Take(int index) {
   KIR_CHECK(index >= 0 && index < size());
-  std::unique_ptr<Op> op = std::move(ops_[index]);
-  ops_.erase(ops_.begin() + index);
+  MoveGap(index + 1);
+  --gap_begin_;
+  ++gap_size_;
+  std::unique_ptr<Op> op = std::move(slots_[gap_begin_]);
   op->parent_ = nullptr;
+  op->slot_ = -1;
   return op;
 }
 
@@ -487,11 +639,21 @@ Value::Value(Kind kind, Type type, std::string name, Location loc)
   }
 }
 
-const Location& Value::loc() const {
-  if (op_ != nullptr) return op_->loc();
-  if (region_ != nullptr && region_->parent_op() != nullptr) {
-    return region_->parent_op()->loc();
+Op* Value::defining_op() const {
+  switch (kind_) {
+    case Kind::kResult:
+      return owner_.op;
+    case Kind::kRegionArgument:
+      return owner_.region->parent_op();
+    case Kind::kSize:
+    case Kind::kParam:
+      return nullptr;
   }
+  return nullptr;
+}
+
+const Location& Value::loc() const {
+  if (Op* op = defining_op()) return op->loc();
   static const Location* const kUnknown = new Location();
   return own_loc_ != nullptr ? *own_loc_ : *kUnknown;
 }
@@ -584,10 +746,19 @@ std::unique_ptr<Op> Kernel::CreateOp(
       name = FreshName(name);
       ClaimName(name);
     }
-    op->results_.push_back(std::unique_ptr<Value>(new Value(
-        Value::Kind::kResult, result_types[i], std::move(name), op->loc_)));
-    op->results_.back()->op_ = op.get();
-    op->results_.back()->index_ = static_cast<int>(i);
+    std::unique_ptr<Value> result(new Value(
+        Value::Kind::kResult, result_types[i], std::move(name), op->loc_));
+    result->owner_.op = op.get();
+    result->index_ = static_cast<int>(i);
+    if (i == 0) {
+      op->first_result_ = std::move(result);
+    } else {
+      if (op->more_results_ == nullptr) {
+        op->more_results_ =
+            std::make_unique<std::vector<std::unique_ptr<Value>>>();
+      }
+      op->more_results_->push_back(std::move(result));
+    }
   }
   return op;
 }
@@ -607,8 +778,7 @@ Region& Kernel::AddRegion(Op& op, const std::vector<Type>& argument_types,
     region.arguments_.push_back(std::unique_ptr<Value>(
         new Value(Value::Kind::kRegionArgument, argument_types[i],
                   std::move(name), op.loc())));
-    region.arguments_.back()->region_ = &region;
-    region.arguments_.back()->op_ = &op;
+    region.arguments_.back()->owner_.region = &region;
     region.arguments_.back()->index_ = static_cast<int>(i);
   }
   return region;

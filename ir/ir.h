@@ -11,7 +11,9 @@
 #ifndef KIR_IR_IR_H_
 #define KIR_IR_IR_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <set>
@@ -59,9 +61,15 @@ class Value {
   // Where it is defined: a result's or region argument's is its op's.
   const Location& loc() const;
   // The defining operation of a result, the owner of a region argument.
-  Op* defining_op() const { return op_; }
-  Region* owning_region() const { return region_; }
+  Op* defining_op() const;
+  Region* owning_region() const {
+    return kind_ == Kind::kRegionArgument ? owner_.region : nullptr;
+  }
   int index() const { return index_; }  // result or argument position
+
+  // Allocated from a pool of values (see Op::operator new).
+  static void* operator new(size_t size);
+  static void operator delete(void* value, size_t size);
 
  private:
   friend class Op;
@@ -70,14 +78,17 @@ class Value {
   Value(Kind kind, Type type, std::string name, Location loc);
 
   Kind kind_;
+  int index_ = 0;  // beside kind_: no padding
   Type type_;
   std::string name_;
   // Sizes' and parameters' own locations; results and region arguments
   // (almost every value) use their op's.
   std::unique_ptr<const Location> own_loc_;
-  Op* op_ = nullptr;
-  Region* region_ = nullptr;
-  int index_ = 0;
+  // A result's op, or a region argument's region (whose op owns it).
+  union {
+    Op* op;
+    Region* region;
+  } owner_ = {nullptr};
 };
 
 // One operand slot: a value, and for buffer references (`%buf[%i, %j]`) the
@@ -88,9 +99,9 @@ class Value {
 // commit (`%t@1`); a token used after its loop names the last instance.
 struct Operand {
   Value* value = nullptr;
-  bool indexed = false;
   std::vector<Value*> indices;
   int distance = 0;
+  bool indexed = false;  // last, in the padding after `distance`
 };
 
 // ---------------------------------------------------------------------------
@@ -191,8 +202,16 @@ class Op {
   }
 
   // Results.
-  int num_results() const { return static_cast<int>(results_.size()); }
-  Value* result(int i = 0) const { return results_[i].get(); }
+  int num_results() const {
+    return first_result_ == nullptr
+               ? 0
+               : 1 + (more_results_ != nullptr
+                          ? static_cast<int>(more_results_->size())
+                          : 0);
+  }
+  Value* result(int i = 0) const {
+    return i == 0 ? first_result_.get() : (*more_results_)[i - 1].get();
+  }
 
   // Attributes, kept in the order of the op's spec.
   const std::vector<std::pair<std::string, Attribute>>& attrs() const {
@@ -289,6 +308,13 @@ class Op {
   // region inside it.
   bool DefinesInside(const Value& value) const;
 
+  // Ops (and values) come from pools of equal cells rather than one heap
+  // allocation each: no allocator header or size rounding per op, a freed
+  // cell reused by the next op. Sanitizer builds use the heap, so that a
+  // use after free is still caught.
+  static void* operator new(size_t size);
+  static void operator delete(void* op, size_t size);
+
  private:
   friend class Region;
   friend class Kernel;
@@ -304,9 +330,12 @@ class Op {
   void CheckEnumValue(bool known, absl::string_view name) const;
 
   OpKind kind_;
+  int slot_ = -1;  // where parent_ keeps it (see Region)
   std::vector<Operand> operands_;
-  // Inline for the one result most ops have: no allocation of its own.
-  absl::InlinedVector<std::unique_ptr<Value>, 1> results_;
+  // The one result most ops have, and the others (rare) behind a pointer:
+  // two words in every op.
+  std::unique_ptr<Value> first_result_;
+  std::unique_ptr<std::vector<std::unique_ptr<Value>>> more_results_;
   std::vector<std::pair<std::string, Attribute>> attrs_;
   std::vector<std::unique_ptr<Region>> regions_;
   Region* parent_ = nullptr;
@@ -317,20 +346,61 @@ class Op {
 
 // An ordered list of operations with optional arguments (a for's induction
 // variable). Owned by an op or by the kernel (its body).
+//
+// The ops sit in a gap buffer: slots before the gap and after it, in order,
+// and each op knows its slot. So IndexOf and op(i) take constant time, and
+// an insertion or removal moves only the ops between it and the previous
+// one: a pass that edits a region front to back (placing barriers, erasing
+// ops) moves each op a constant number of times, not once per edit.
 class Region {
  public:
-  using OpList = std::vector<std::unique_ptr<Op>>;
-
   Op* parent_op() const { return parent_op_; }
   Kernel* kernel() const { return kernel_; }
 
   int num_arguments() const { return static_cast<int>(arguments_.size()); }
   Value* argument(int i) const { return arguments_[i].get(); }
 
-  bool empty() const { return ops_.empty(); }
-  int size() const { return static_cast<int>(ops_.size()); }
-  Op& op(int i) const { return *ops_[i]; }
-  const OpList& ops() const { return ops_; }
+  bool empty() const { return size() == 0; }
+  int size() const { return static_cast<int>(slots_.size()) - gap_size_; }
+  Op& op(int i) const { return *slots_[SlotOf(i)]; }
+
+  // The ops in order, as `const std::unique_ptr<Op>&`; invalidated by an
+  // insertion or removal.
+  class OpIterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::unique_ptr<Op>;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const std::unique_ptr<Op>*;
+    using reference = const std::unique_ptr<Op>&;
+    reference operator*() const { return *slot_; }
+    pointer operator->() const { return slot_; }
+    OpIterator& operator++() {
+      if (++slot_ == gap_) slot_ += gap_size_;
+      return *this;
+    }
+    bool operator==(const OpIterator& other) const {
+      return slot_ == other.slot_;
+    }
+    bool operator!=(const OpIterator& other) const {
+      return slot_ != other.slot_;
+    }
+
+   private:
+    friend class Region;
+    OpIterator(pointer slot, pointer gap, int gap_size)
+        : slot_(slot), gap_(gap), gap_size_(gap_size) {}
+    pointer slot_;
+    pointer gap_;
+    int gap_size_;
+  };
+  struct OpRange {
+    OpIterator b, e;
+    OpIterator begin() const { return b; }
+    OpIterator end() const { return e; }
+  };
+  OpRange ops() const;
+
   // Position of `op` in this region; checks that it is here.
   int IndexOf(const Op* op) const;
 
@@ -340,6 +410,9 @@ class Region {
   // The innermost op of `kind` this region lies inside (its own op first);
   // null when there is none.
   Op* EnclosingOp(OpKind kind) const;
+  // Pooled, as ops are.
+  static void* operator new(size_t size);
+  static void operator delete(void* region, size_t size);
 
   // Inserts `op` before position `index` (size() appends); returns it.
   Op* Insert(int index, std::unique_ptr<Op> op);
@@ -350,16 +423,17 @@ class Region {
   template <typename Pred>
   int EraseIf(Pred&& pred) {
     int erased = 0;
-    OpList kept;
-    kept.reserve(ops_.size());
-    for (auto& op : ops_) {
+    std::vector<std::unique_ptr<Op>> kept;
+    kept.reserve(size());
+    for (int i = 0; i < size(); ++i) {
+      std::unique_ptr<Op>& op = slots_[SlotOf(i)];
       if (pred(*op)) {
         ++erased;
       } else {
         kept.push_back(std::move(op));
       }
     }
-    ops_ = std::move(kept);
+    Reset(std::move(kept));
     return erased;
   }
 
@@ -369,11 +443,28 @@ class Region {
   friend class OpBuilder;
   Region(Kernel* kernel, Op* parent) : kernel_(kernel), parent_op_(parent) {}
 
+  int SlotOf(int index) const {
+    return index < gap_begin_ ? index : index + gap_size_;
+  }
+  // Moves the gap to start before position `index`.
+  void MoveGap(int index);
+  // Replaces the slots with `ops`, the gap at the end.
+  void Reset(std::vector<std::unique_ptr<Op>> ops);
+
   Kernel* kernel_;
   Op* parent_op_;
   std::vector<std::unique_ptr<Value>> arguments_;
-  OpList ops_;
+  // Ops at [0, gap_begin_) and [gap_begin_ + gap_size_, slots_.size()); the
+  // gap's slots are null.
+  std::vector<std::unique_ptr<Op>> slots_;
+  int gap_begin_ = 0;
+  int gap_size_ = 0;
 };
+
+// How many times a region moved an op to another slot in this process so
+// far: the cost of insertions and removals, a measure that does not depend
+// on the machine, for tests that bound what a pass costs.
+int64_t RegionOpMoves();
 
 // Calls `fn(Op&)` on every op in `region` and nested regions, in program
 // order, parents before their children.

@@ -1,10 +1,13 @@
 // The structural queries on ops and regions that passes share: which op
 // holds which, the ancestor of an op in a region or at the top level, the
-// innermost enclosing op of a kind, and what an op defines inside it.
+// innermost enclosing op of a kind, and what an op defines inside it; and
+// a region's op list under insertions and removals.
 #include "ir/ir.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -165,6 +168,55 @@ TEST_F(OpQueriesTest, DefinesInsideCountsResultsAndRegionArguments) {
   for (const auto& size : kernel_->sizes()) {
     EXPECT_FALSE(outer.DefinesInside(*size));
   }
+}
+
+// A region's positions, iteration and IndexOf agree with a plain list
+// through a random mix of insertions, removals and EraseIf at every place.
+TEST(RegionTest, EditsKeepPositionsOfAPlainList) {
+  Kernel kernel("k");
+  Region& body = kernel.body();
+  std::vector<Op*> expected;
+  std::vector<std::unique_ptr<Op>> taken;
+  std::mt19937 random(12);
+  auto check = [&] {
+    ASSERT_EQ(body.size(), static_cast<int>(expected.size()));
+    ASSERT_EQ(body.empty(), expected.empty());
+    std::vector<Op*> iterated;
+    for (const auto& op : body.ops()) iterated.push_back(op.get());
+    ASSERT_EQ(iterated, expected);
+    for (int i = 0; i < body.size(); ++i) {
+      ASSERT_EQ(&body.op(i), expected[i]);
+      ASSERT_EQ(body.IndexOf(expected[i]), i);
+      ASSERT_EQ(expected[i]->parent_region(), &body);
+    }
+  };
+  check();
+  for (int step = 0; step < 2000; ++step) {
+    const int size = static_cast<int>(expected.size());
+    const int choice = static_cast<int>(random() % 10);
+    if (choice < 6 || size == 0) {
+      // Front, back, near the last edit or anywhere.
+      const int index = static_cast<int>(random() % (size + 1));
+      Op* op = body.Insert(
+          index, kernel.CreateOp(OpKind::kBarrierBlock, Location(), {}, {}));
+      expected.insert(expected.begin() + index, op);
+    } else if (choice < 9) {
+      const int index = static_cast<int>(random() % size);
+      taken.push_back(body.Take(index));
+      EXPECT_EQ(taken.back().get(), expected[index]);
+      EXPECT_EQ(taken.back()->parent_region(), nullptr);
+      expected.erase(expected.begin() + index);
+    } else {
+      const Op* victim = expected[random() % size];
+      EXPECT_EQ(body.EraseIf([&](const Op& op) { return &op == victim; }), 1);
+      expected.erase(std::find(expected.begin(), expected.end(), victim));
+    }
+    check();
+  }
+  // A taken op can go back, and is then found at its new place.
+  Op* back = body.Insert(0, std::move(taken.front()));
+  expected.insert(expected.begin(), back);
+  check();
 }
 
 }  // namespace

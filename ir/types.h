@@ -23,7 +23,9 @@ namespace kir {
 
 class Value;
 
-enum class DType { kI1, kI32, kI64, kIndex, kF16, kBF16, kF32, kMbarrier };
+enum class DType : uint8_t {
+  kI1, kI32, kI64, kIndex, kF16, kBF16, kF32, kMbarrier
+};
 
 // "f32", "mbarrier", ...
 const char* DTypeName(DType dtype);
@@ -37,10 +39,10 @@ bool IsInteger(DType dtype);  // i1, i32, i64, index
 // 65520 for f16, 2^128 - 2^119 for bf16, 2^128 - 2^103 for f32).
 double FloatOverflowThreshold(DType dtype);
 
-enum class MemorySpace { kGlobal, kShared, kRegister };
+enum class MemorySpace : uint8_t { kGlobal, kShared, kRegister };
 const char* MemorySpaceName(MemorySpace space);  // "global" "shared" "reg"
 
-enum class TokenKind { kBulk, kWgmma, kCpAsync };
+enum class TokenKind : uint8_t { kBulk, kWgmma, kCpAsync };
 const char* TokenKindName(TokenKind kind);  // "bulk" "wgmma" "cp_async"
 
 // A static integer expression over constants and the kernel's symbolic sizes,
@@ -91,7 +93,7 @@ class IndexExpr {
 
 class Type {
  public:
-  enum class Kind { kScalar, kVector, kBuffer, kTensorMap, kToken };
+  enum class Kind : uint8_t { kScalar, kVector, kBuffer, kTensorMap, kToken };
 
   Type() = default;  // i32, from the member initializers below
   static Type Scalar(DType dtype);
@@ -131,11 +133,12 @@ class Type {
   bool operator!=(const Type& other) const { return !(*this == other); }
 
  private:
+  // One byte each, so that a type is 24 bytes.
   Kind kind_ = Kind::kScalar;
   DType dtype_ = DType::kI32;
-  int lanes_ = 1;
   MemorySpace space_ = MemorySpace::kGlobal;
   TokenKind token_ = TokenKind::kBulk;
+  int lanes_ = 1;
   // A buffer's shape or a tensor map's box, shared by the copies of a type
   // and absent for the scalars most values have: a value's type stays small.
   struct Extents {

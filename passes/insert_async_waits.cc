@@ -1039,7 +1039,7 @@ class AsyncWaitInserter {
     if (GetOpInfo(info.wait_kind).FindAttr("read") != nullptr) {
       attrs.push_back(attr::read(true));
     }
-    Operand token{info.commit->result(), false, {}, distance};
+    Operand token{info.commit->result(), {}, distance, false};
     Op* wait = builder.Create(info.wait_kind, {token}, std::move(attrs));
     context_.stats.Add(kWaitsInserted);
     std::optional<int> pending = PendingGroupsAfterWait(*wait);

@@ -335,9 +335,9 @@ TEST(RunPipelineTest, PrintIrAfterNamedPassOnly) {
   EXPECT_EQ(report.find("// *** IR after dce ***\nkernel @k"), 0u) << report;
 }
 
-// The ordering dataflow's work for the default pipeline (with --stats) on
-// `text`.
-int64_t DefaultPipelineWork(const std::string& text) {
+// The ordering dataflow's work for the default pipeline (with --stats
+// unless told otherwise) on `text`.
+int64_t DefaultPipelineWork(const std::string& text, bool statistics = true) {
   absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
   EXPECT_TRUE(module.ok()) << module.status();
   if (!module.ok()) return 0;
@@ -345,7 +345,7 @@ int64_t DefaultPipelineWork(const std::string& text) {
   EXPECT_TRUE(pipeline.ok()) << pipeline.status();
   PipelineRunOptions options;
   options.write_reproducer = false;
-  options.statistics = true;
+  options.statistics = statistics;
   std::ostringstream log;
   const int64_t before = OrderingDataflowWork();
   EXPECT_TRUE(RunPipeline(**module, *pipeline, options, log).ok()) << log.str();
@@ -372,10 +372,10 @@ TEST(RunPipelineTest, DefaultPipelineOrderingWorkIsBounded) {
   EXPECT_LT(work, kPingpongWorkBound) << "ordering dataflow work " << work;
 }
 
-// One shared write and a read of another thread's element inside `depth`
-// nested loops of two trips.
-std::string LoopNest(int depth) {
-  std::string text = R"(kernel @nest() block(128) {
+// A kernel's first line and first ops: the thread's element, its mirror,
+// a shared buffer and a register.
+std::string KernelHead(const std::string& name) {
+  return "kernel @" + name + R"(() block(128) {
   %c0 = const 0 : index
   %c1 = const 1 : index
   %c2 = const 2 : index
@@ -386,6 +386,12 @@ std::string LoopNest(int depth) {
   %s = alloc.shared : shared f32[128]
   %acc = alloc.reg : reg f32[1]
 )";
+}
+
+// One shared write and a read of another thread's element inside `depth`
+// nested loops of two trips.
+std::string LoopNest(int depth) {
+  std::string text = KernelHead("nest");
   for (int d = 0; d < depth; ++d) {
     text += "for %i" + std::to_string(d) + " = %c0 to %c2 step %c1 {\n";
   }
@@ -406,6 +412,37 @@ TEST(RunPipelineTest, LoopNestOrderingWorkGrowsPolynomially) {
   EXPECT_GT(depth4, 0);
   EXPECT_LT(depth8, 6 * depth4)
       << "depth 4: " << depth4 << ", depth 8: " << depth8;
+}
+
+// A straight-line kernel of `units` units that each need barriers against
+// their neighbours: a shared write, a read of another thread's element and
+// a register store.
+std::string StraightLine(int units) {
+  std::string text = KernelHead("straight");
+  for (int u = 0; u < units; ++u) {
+    const std::string v = "%v" + std::to_string(u);
+    text += "store %s[%tx], %f\n" + v + " = load %s[%mirror] : f32\n" +
+            "store %acc[%c0], " + v + "\n";
+  }
+  return text + "}\n";
+}
+
+// Ten times the straight-line code costs at most eleven times the work
+// (the target for time): the dataflow's, and the ops the regions move to
+// place each barrier (inserting into an op vector moved every op after the
+// barrier, quadratic in the kernel's length). Without --stats, whose count
+// of every conflicting pair is quadratic by nature.
+TEST(RunPipelineTest, StraightLineWorkGrowsLinearly) {
+  const int64_t moves_before = RegionOpMoves();
+  const int64_t small = DefaultPipelineWork(StraightLine(300), false);
+  const int64_t small_moves = RegionOpMoves() - moves_before;
+  const int64_t large = DefaultPipelineWork(StraightLine(3000), false);
+  const int64_t large_moves = RegionOpMoves() - moves_before - small_moves;
+  EXPECT_GT(small, 0);
+  EXPECT_LT(large, 11 * small) << "300 units: " << small << ", 3000: " << large;
+  EXPECT_GT(small_moves, 0);
+  EXPECT_LT(large_moves, 11 * small_moves)
+      << "300 units: " << small_moves << " moves, 3000: " << large_moves;
 }
 
 }  // namespace
