@@ -1107,7 +1107,7 @@ void Verifier::CheckOp(const Op& op) {
                                    << op.operand_value(0)->type().ToString();
       }
       std::string why;
-      if (op.GetFlag("predicated") && !CanIssuePredicated(op, &why)) {
+      if (op.predicated() && !CanIssuePredicated(op, &why)) {
         Fail(op, kPredicatedIf)
             << "if {predicated} cannot be issued branch-free: " << why;
       }
@@ -1995,7 +1995,7 @@ void Verifier::CheckWgmma(const Op& op) {
     if (!zero.is_scalar(DType::kI1)) {
       Fail(op, kWgmma) << "wgmma zero-init predicate must be i1, got "
                        << zero.ToString();
-    } else if (op.GetFlag("zero_init")) {
+    } else if (op.zero_init()) {
       Fail(op, kWgmma) << "wgmma takes a zero-init predicate or the zero_init "
                           "flag, not both";
     }

@@ -311,7 +311,7 @@ class Canonicalizer {
     Op& else_op = op.region(1).op(0);
     if (then_op.kind() != OpKind::kWgmma || else_op.kind() != OpKind::kWgmma ||
         then_op.num_operands() != 3 || else_op.num_operands() != 3 ||
-        then_op.GetFlag("zero_init") == else_op.GetFlag("zero_init")) {
+        then_op.zero_init() == else_op.zero_init()) {
       return false;
     }
     for (absl::string_view name : {"n", "a_major", "b_major"}) {
@@ -322,7 +322,7 @@ class Canonicalizer {
       const Operand& b = else_op.operand(i);
       if (a.value != b.value || a.indices != b.indices) return false;
     }
-    const bool zero_when_true = then_op.GetFlag("zero_init");
+    const bool zero_when_true = then_op.zero_init();
     Value* zero = op.operand_value(0);
     int at = index;
     if (!zero_when_true) {

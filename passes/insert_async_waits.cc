@@ -1177,13 +1177,13 @@ class AsyncWaitInserter {
       Op* wrapper = builder.If(condition);
       context_.stats.Add(kGuardsRecreated);
       builder.SetInsertionPointToEnd(wrapper->region(guard.region));
-      if (guard.op->GetFlag("predicated")) predicated.push_back(wrapper);
+      if (guard.op->predicated()) predicated.push_back(wrapper);
     }
     CreateWait(info, builder, distance);
     // A recreated elected guard issues its wait as the original did.
     for (Op* wrapper : predicated) {
       if (CanIssuePredicated(*wrapper)) {
-        wrapper->SetAttr("predicated", Attribute::Flag(true));
+        wrapper->set_predicated(true);
       }
     }
   }

@@ -206,11 +206,11 @@ class UniformPredicatesPass {
   // them (hopper-ptx.md section 5.4). An attribute changes no analysis.
   void MarkPredicatedIssues() {
     Walk(kernel_.body(), [&](Op& op) {
-      if (op.kind() != OpKind::kIf || op.GetFlag("predicated") ||
+      if (op.kind() != OpKind::kIf || op.predicated() ||
           !CanIssuePredicated(op) || !HoldsSingleIssue(op.region(0))) {
         return;
       }
-      op.SetAttr("predicated", Attribute::Flag(true));
+      op.set_predicated(true);
       stats_.Add(kIssuesPredicated);
     });
   }

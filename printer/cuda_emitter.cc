@@ -1770,7 +1770,7 @@ absl::Status KernelEmitter::EmitIf(const Op& op) {
   const Value* condition = op.operand_value(0);
   // `if %e {predicated}`: uniform-predicates decided it and the verifier
   // (V55) checks it; checked again for a module emitted unverified.
-  if (op.GetFlag("predicated")) {
+  if (op.predicated()) {
     std::string why;
     if (predicated() || !CanIssuePredicated(op, &why)) {
       return Error(op.loc()) << "if {predicated} cannot be issued branch-free: "
