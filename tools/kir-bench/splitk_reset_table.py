@@ -3,8 +3,8 @@
 
 Each JSON is a `kir-bench testdata/bench/splitk.csv --compare` report of four
 pipelines, in this order: default (serial), tma-atomic reset=last,
-tma-atomic reset=parity, tma-serial (build-gpu/parity.sh on the GPU machine
-made them). For each problem the table gives the % of cuBLASLt of each
+tma-atomic reset=parity, tma-serial (`tools/gpu/experiments.sh
+splitk-reset` makes one). For each problem the table gives the % of cuBLASLt of each
 pipeline as min-max over the runs, and the time of parity over last.
 
   splitk_reset_table.py RUN1.json RUN2.json ...
