@@ -591,12 +591,12 @@ class Rewriter {
 
   // tma-atomic with reset=parity: launches alternate between two work
   // tiles, by the parity of the arrival count, which cycles through
-  // 0 .. 2S-1. A split arrives first, so it knows whether it is the last
-  // before it does anything: the last does not reduce but waits until the
-  // other S-1 have (their `done` count of its parity) and adds their sum to
-  // its own registers; the first arrival, off the critical path, zeroes
-  // the other parity's tile and `done` count, which the next launch uses.
-  // Nothing is zeroed after the sum is read.
+  // 0 .. 2S-1. A block arrives before its body runs, so it knows whether
+  // it is the last before it has a partial: the last does not reduce but
+  // waits until the other S-1 have (their `done` count of its parity) and
+  // adds their sum to its own registers; the first arrival, after its own
+  // release, zeroes the other parity's tile and `done` count, which the
+  // next launch uses. Nothing is zeroed after the sum is read.
   void LowerTmaAtomicParity(OpBuilder& b, Value* splits, Value* last_split) {
     Value* issuer =
         b.Compare(CmpPredicate::kEq, thread_, Index(0), "sk_issuer");
