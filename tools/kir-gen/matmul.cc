@@ -253,6 +253,9 @@ class MatmulWriter {
   std::string Out() const { return ElementTypeName(p_.out_dtype); }
   std::string C(int64_t value) { return w_.Const(value); }
   void Rasterize(const std::string& tile);
+  // The block's tile in a grid of one tile per block: from its index, or
+  // (clustered) from its cluster's pair of tiles and its rank in it.
+  void BlockTile();
   void LoadOperand(const std::string& name, bool mn_major, int extent,
                    const std::string& origin, bool cluster_shared);
   void ZeroAccumulator();
@@ -333,6 +336,18 @@ std::string MatmulWriter::Header() {
 // column by column, so the blocks that run together share A and B slices
 // in L2. With a cluster, `unit` numbers pairs of tiles (two tile rows of a
 // column, or two tile columns of a row) and the CTA's rank picks its tile.
+void MatmulWriter::BlockTile() {
+  if (Clustered()) {
+    w_.Line("%cta = block.id x : index");
+    w_.Index("cluster", "div", "%cta", C(2));
+    w_.Line("%rank = cluster.cta_rank : index");
+    Rasterize("%cluster");
+  } else {
+    w_.Line("%tile = block.id x : index");
+    Rasterize("%tile");
+  }
+}
+
 void MatmulWriter::Rasterize(const std::string& unit) {
   const std::string g = C(c_.raster_group);
   const std::string rows = share_b_ ? "%pairs_m" : "%tiles_m";
@@ -720,23 +735,15 @@ std::string MatmulWriter::Write() {
     Epilogue();
     w_.Close();
   } else if (split_) {
-    if (Clustered()) {
-      // The two CTAs of a cluster run the same split (block z) of their
-      // tiles, so their k-steps and multicast loads are the same.
-      w_.Line(
-          "// One pair of tiles per cluster, one tile per block (x), split s "
-          "of its k-steps in block z: chunks of cdiv(k_tiles, splits).");
-      w_.Line("%cta = block.id x : index");
-      w_.Index("cluster", "div", "%cta", C(2));
-      w_.Line("%rank = cluster.cta_rank : index");
-      Rasterize("%cluster");
-    } else {
-      w_.Line(
-          "// One tile per block (x), split s of its k-steps in block z: "
-          "chunks of cdiv(k_tiles, splits).");
-      w_.Line("%tile = block.id x : index");
-      Rasterize("%tile");
-    }
+    // The two CTAs of a cluster run the same split (block z) of their
+    // tiles, so their k-steps and multicast loads are the same.
+    w_.Line(Clustered()
+                ? "// One pair of tiles per cluster, one tile per block (x), "
+                  "split s of its k-steps in block z: chunks of "
+                  "cdiv(k_tiles, splits)."
+                : "// One tile per block (x), split s of its k-steps in block "
+                  "z: chunks of cdiv(k_tiles, splits).");
+    BlockTile();
     w_.Line("%split = block.id z : index");
     w_.Line("%splits = grid.dim z : index");
     w_.Index("kt_round", "add", "%k_tiles", "%splits");
@@ -752,17 +759,10 @@ std::string MatmulWriter::Write() {
     Epilogue();
     w_.Close();
   } else {
-    if (Clustered()) {
-      w_.Line("// One pair of tiles per cluster, one tile per block.");
-      w_.Line("%cta = block.id x : index");
-      w_.Index("cluster", "div", "%cta", C(2));
-      w_.Line("%rank = cluster.cta_rank : index");
-      Rasterize("%cluster");
-    } else {
-      w_.Line("// One tile per block.");
-      w_.Line("%tile = block.id x : index");
-      Rasterize("%tile");
-    }
+    w_.Line(Clustered()
+                ? "// One pair of tiles per cluster, one tile per block."
+                : "// One tile per block.");
+    BlockTile();
     if (zero_first_) ZeroAccumulator();
     KLoop(C(0), "%k_tiles", "");
     w_.Blank();
@@ -1096,9 +1096,9 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
       // with the cluster and no split 68-72%.
       if (RowsOffSector(problem) && tile_count_m >= 2 &&
           tile_count * split_k >= kSmCount / 2) {
-        candidates.push_back(
-            {tile_n, split_k,
-             EstimateTime(problem, 128, tile_n, split_k, true), true});
+        candidates.push_back({tile_n, split_k,
+                              EstimateTime(problem, 128, tile_n, split_k, true),
+                              true});
       }
     }
   }
