@@ -604,8 +604,8 @@ class Rewriter {
     Value* last32 = Cast(last_split, DType::kI32, "sk_last32");
     Value* wrap32 = b.Binary(OpKind::kAdd, splits32, last32, "sk_wrap32");
     // With two splits one block writes the tile: a store, which the copy
-    // engine does faster than a reduction (the zeroing still runs, so the
-    // next launch may have any split count).
+    // engine does faster than a reduction. The zeroing still runs unless
+    // the grid fixes the split count, since the next launch may have more.
     Value* one_writer =
         b.Compare(CmpPredicate::kEq, splits, Index(2), "sk_one_writer");
     for (int64_t slot : {0, 1, 2}) {
@@ -726,16 +726,20 @@ class Rewriter {
     }
     Op* first_if = other.If(first);
     {
-      // The next launch reduces into the other parity's tile.
+      // The next launch reduces into the other parity's tile. Where the
+      // grid fixes two splits no launch ever reduces: the one writer
+      // stores the whole tile, and the tiles need no zeroing.
       OpBuilder clear(first_if->region(0));
       Inherit(clear);
-      Value* zero_work = WorkZero(clear);
-      ForEachElement(
-          clear, [&](OpBuilder& e, const std::vector<Value*>&, Value* linear) {
-            e.Create(OpKind::kStore,
-                     {Ref(work_, {other_row, tile_[1], linear, warp_, lane_}),
-                      Use(zero_work)});
-          });
+      if (kernel_.grid[plan_.split_dim].AsConstant() != 2) {
+        Value* zero_work = WorkZero(clear);
+        ForEachElement(clear, [&](OpBuilder& e, const std::vector<Value*>&,
+                                  Value* linear) {
+          e.Create(OpKind::kStore,
+                   {Ref(work_, {other_row, tile_[1], linear, warp_, lane_}),
+                    Use(zero_work)});
+        });
+      }
       Op* reset_if = clear.If(issuer);
       OpBuilder reset(reset_if->region(0));
       Inherit(reset);
