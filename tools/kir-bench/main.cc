@@ -95,8 +95,8 @@ runs in a process of its own: a hang or a crash costs only that problem.
   --warmup N --iterations N --repeats N
                        timing (default 10, 50, 5): the median of N
                        launches per repeat, the median of the repeats;
-                       cuBLASLt's repeats first, then the pipelines'
-                       repeats alternately
+                       each repeat times cuBLASLt, then the pipelines
+                       (in alternating order), each after N warmups
 )";
 
 struct Flags {

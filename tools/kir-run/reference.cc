@@ -601,11 +601,16 @@ absl::StatusOr<DenseTensor> ReferenceEngine::Matmul(const DenseTensor& a,
   return out;
 }
 
-absl::StatusOr<double> ReferenceEngine::TimeNativeMatmul(const TensorView& a,
-                                                         const TensorView& b,
-                                                         const TensorView& d,
-                                                         float alpha,
-                                                         int repeats) {
+absl::StatusOr<double> ReferenceEngine::TimeNativeMatmul(
+    const TensorView& a, const TensorView& b, const TensorView& d, float alpha,
+    int warmup, int repeats) {
+  if (warmup > 0) {
+    if (absl::Status s =
+            RunLtMatmul(blas_, blas_workspace_.get(), kBlasWorkspaceBytes, a, b,
+                        d, alpha, warmup, nullptr);
+        !s.ok())
+      return s;
+  }
   std::vector<double> times;
   if (absl::Status s =
           RunLtMatmul(blas_, blas_workspace_.get(), kBlasWorkspaceBytes, a, b,

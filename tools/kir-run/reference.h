@@ -86,11 +86,12 @@ class ReferenceEngine {
   // The baseline a matrix product is timed against: D[m, n] = alpha * A @ B
   // with the kernel's own element types and layouts, through cuBLASLt.
   // `a` is [m, k] and `b` is [k, n] as logical views (a transposed view is a
-  // view with swapped shape and strides). Runs once; returns its time.
+  // view with swapped shape and strides). Launches it `warmup` times
+  // untimed, then `repeats` times each timed alone; returns the median.
   absl::StatusOr<double> TimeNativeMatmul(const TensorView& a,
                                           const TensorView& b,
                                           const TensorView& d, float alpha,
-                                          int repeats);
+                                          int warmup, int repeats);
 
   cublasLtHandle_t blas() const { return blas_; }
 

@@ -959,6 +959,9 @@ absl::Status DirectiveRun::Bench() {
   // tensors hold (each read or written once).
   std::string baseline_name;
   std::optional<SampleStats> baseline;
+  // Times one more repeat of the baseline (its median launch time in ms).
+  std::function<absl::StatusOr<double>()> time_baseline;
+  std::optional<DeviceBuffer> baseline_output;
   const Check& first_check = directive_.checks.front();
   NativeMatmul matmul;
   const BoundTensor& output = bindings_->tensors.at(first_check.output);
@@ -985,26 +988,23 @@ absl::Status DirectiveRun::Bench() {
     TensorView d = output.view;
     d.data = scratch->get();
     d.strides = {d.shape[1], 1};
-    std::vector<double> samples;
-    absl::Status status;
-    for (int r = 0; r < options_.repeats && status.ok(); ++r) {
-      absl::StatusOr<double> ms =
-          engine_->TimeNativeMatmul(a, b, d, alpha, options_.iterations);
-      if (ms.ok()) {
-        samples.push_back(*ms);
-      } else {
-        status = ms.status();
-      }
-    }
-    if (status.ok()) {
-      baseline = Summarize(samples);
+    // One repeat up front tells whether cuBLASLt can do it at all; the
+    // others are interleaved with the variants' below, warmed up like theirs.
+    absl::StatusOr<double> ms = engine_->TimeNativeMatmul(
+        a, b, d, alpha, options_.warmup, options_.iterations);
+    if (ms.ok()) {
+      baseline_samples_ = {*ms};
       baseline_name = "cublasLt";
-      baseline_samples_ = samples;
+      baseline_output = std::move(*scratch);
+      time_baseline = [this, a, b, d, alpha]() {
+        return engine_->TimeNativeMatmul(a, b, d, alpha, options_.warmup,
+                                         options_.iterations);
+      };
     } else {
-      out_ << "  (no cuBLASLt baseline: " << status.message() << ")\n";
+      out_ << "  (no cuBLASLt baseline: " << ms.status().message() << ")\n";
     }
   }
-  if (!baseline.has_value()) {
+  if (!time_baseline) {
     int64_t bytes = 0;
     for (const auto& [name, tensor] : bindings_->tensors)
       bytes += tensor.view.elements() * DTypeBytes(tensor.view.dtype);
@@ -1031,9 +1031,15 @@ absl::Status DirectiveRun::Bench() {
     baseline_name = absl::StrCat("copy ", bytes, " B");
   }
 
-  // Each variant: `repeats` medians, interleaved so drift hits all alike.
+  // Each variant: `repeats` medians, interleaved with each other and with
+  // cuBLASLt's so that drift (clocks, temperature) hits all alike.
   std::vector<std::vector<double>> medians(variants_.size());
   for (int r = 0; r < options_.repeats; ++r) {
+    if (time_baseline && r > 0) {
+      absl::StatusOr<double> ms = time_baseline();
+      if (!ms.ok()) return ms.status();
+      baseline_samples_.push_back(*ms);
+    }
     for (size_t k = 0; k < variants_.size(); ++k) {
       // Alternate the order between repeats.
       const size_t v = r % 2 == 0 ? k : variants_.size() - 1 - k;
@@ -1042,6 +1048,7 @@ absl::Status DirectiveRun::Bench() {
       medians[v].push_back(stats->median);
     }
   }
+  if (time_baseline) baseline = Summarize(baseline_samples_);
   for (size_t v = 0; v < variants_.size(); ++v) {
     Variant& variant = variants_[v];
     variant.time = Summarize(medians[v]);
@@ -1223,7 +1230,9 @@ std::string DirectiveRun::Json() const {
 
 DirectiveOutcome DirectiveRun::Outcome() const {
   DirectiveOutcome outcome;
-  outcome.status = !error_.empty() ? "error" : mismatch_ ? "mismatch" : "passed";
+  outcome.status = !error_.empty() ? "error"
+                   : mismatch_     ? "mismatch"
+                                   : "passed";
   outcome.error = error_;
   if (!skip_reason_.empty()) {
     outcome.status = "skipped";
