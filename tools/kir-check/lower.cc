@@ -3,9 +3,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/verifier.h"
-#include "parser/parser.h"
 #include "passes/pipeline.h"
+#include "tools/compile/compile.h"
 
 namespace kir::check {
 
@@ -23,23 +22,20 @@ std::shared_ptr<SourceFile> ReadSourceFile(const std::string& path) {
 absl::StatusOr<std::unique_ptr<Module>> ParseAndLower(
     const std::shared_ptr<const SourceFile>& source,
     const std::string& pipeline, bool verify) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModule(source);
-  if (!module.ok()) return module.status();
-  if (!verify) {
-    if (!pipeline.empty())
-      return absl::InvalidArgumentError("a pipeline needs verified input");
-    return module;
+  if (!verify && !pipeline.empty())
+    return absl::InvalidArgumentError("a pipeline needs verified input");
+  CompileOptions options;
+  options.verify = verify;
+  if (!pipeline.empty()) {
+    absl::StatusOr<Pipeline> parsed = ParsePipeline(pipeline);
+    if (!parsed.ok()) return parsed.status();
+    options.pipeline = *std::move(parsed);
   }
-  if (absl::Status s = Verify(**module); !s.ok()) return s;
-  if (pipeline.empty()) return module;
-  absl::StatusOr<Pipeline> parsed = ParsePipeline(pipeline);
-  if (!parsed.ok()) return parsed.status();
-  PipelineRunOptions options;
-  options.write_reproducer = false;
+  options.run.write_reproducer = false;
   std::ostringstream log;
-  if (absl::Status s = RunPipeline(**module, *parsed, options, log); !s.ok())
-    return s;
-  return module;
+  absl::StatusOr<Compilation> lowered = Lower(source, options, log);
+  if (!lowered.ok()) return lowered.status();
+  return std::move(lowered->module);
 }
 
 }  // namespace kir::check

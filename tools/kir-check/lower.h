@@ -1,5 +1,6 @@
 // Parsing and lowering for the kir-check driver: the one place the tool
-// reaches the passes, to produce the kernels it then checks. The checker
+// reaches the passes, through the compile path kir-opt and kir-run share
+// (tools/compile), to produce the kernels it then checks. The checker
 // itself (kir_check_core) never uses them.
 #ifndef KIR_TOOLS_KIR_CHECK_LOWER_H_
 #define KIR_TOOLS_KIR_CHECK_LOWER_H_
