@@ -214,7 +214,6 @@ class SyncInserter {
         conflicts_(context.Get<ConflictAnalysis>(kernel)),
         threads_(context.Get<ThreadAnalysis>(kernel)) {
     options_.complete_uncommitted_async = true;
-    options_.cache = &cache_;
     options_.threads = &threads_;
     options_.conflicts = &conflicts_;
     ordering_ = std::make_unique<IncrementalOrdering>(kernel_, options_);
@@ -514,7 +513,6 @@ class SyncInserter {
   RegionsWithRoles roles_;
   const ConflictAnalysis& conflicts_;
   ThreadAnalysis& threads_;
-  ConflictCache cache_;
   SyncAnalysisOptions options_;
   // The dataflow kept across rounds; told of every barrier added or taken.
   std::unique_ptr<IncrementalOrdering> ordering_;
