@@ -454,9 +454,7 @@ class OrderingAnalysis {
   // (or from an op that had its address) no longer holds.
   void Forget(const Op& op) {
     ops_.erase(&op);
-    const Op* top = &op;
-    while (top->parent_op() != nullptr) top = top->parent_op();
-    elections_.erase(top);
+    elections_.erase(op.TopLevelAncestor());
   }
 
  private:
@@ -1190,6 +1188,9 @@ class OrderingAnalysis {
         const MemoryEffect& earlier = *e.effect;
         if (earlier.space != effect.space || e.ring_fill) continue;
         if (!NeedsOrdering(earlier, effect)) continue;
+        if (options_.wanted_pairs && !options_.wanted_pairs(earlier, effect)) {
+          continue;
+        }
         if (key.op == &op && !key.is_carried()) continue;
         const Op* earlier_role = Info(*key.op).role;
         if (role != nullptr && earlier_role != nullptr &&
@@ -1762,6 +1763,19 @@ struct IncrementalOrdering::Impl {
     return pairs;
   }
 
+  // Query, with the answers to queries that ignore ops kept until the
+  // kernel changes (a pass asks whether a barrier is needed, then what it
+  // orders); a whole answer also answers `any_only`.
+  Checkpoint Answer(const std::set<const Op*>& ignored, bool stop,
+                    bool any_only) {
+    if (ignored.empty()) return Query(ignored, stop, any_only);
+    auto kept = answers.find(std::make_pair(ignored, stop));
+    if (kept != answers.end()) return kept->second;
+    Checkpoint found = Query(ignored, stop, any_only);
+    if (!any_only) answers.emplace(std::make_pair(ignored, stop), found);
+    return found;
+  }
+
   // What a walk with `ignored` finds, as a fresh FindUnorderedPairs /
   // FindUnfencedPairs would; `any_only`: stop at the first pair.
   Checkpoint Query(const std::set<const Op*>& ignored, bool stop,
@@ -1862,6 +1876,7 @@ struct IncrementalOrdering::Impl {
   // The kernel changed at `op` (see IncrementalOrdering::Changed).
   void Changed(const Op& op) {
     analysis.Forget(op);
+    answers.clear();
     const Op* top = TopLevelOf(op);
     transfers.erase(top);
     // The state before the changed op's top-level op still holds; what was
@@ -1904,6 +1919,8 @@ struct IncrementalOrdering::Impl {
   // Walks through ops of the kernel body made before a change at an
   // earlier op, by op; an op's is dropped when it changes.
   absl::flat_hash_map<const Op*, Transfer> transfers;
+  // Answers to queries that ignore ops (Answer), by ignored ops and stop.
+  std::map<std::pair<std::set<const Op*>, bool>, Checkpoint> answers;
   bool nothing_to_find = false;
 };
 
@@ -1919,7 +1936,7 @@ void IncrementalOrdering::Changed(const Op& op) { impl_->Changed(op); }
 std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
     const std::set<const Op*>& ignored, bool stop_at_first_same_iteration) {
   Impl::Checkpoint found =
-      impl_->Query(ignored, stop_at_first_same_iteration, false);
+      impl_->Answer(ignored, stop_at_first_same_iteration, false);
   std::vector<UnorderedPair> pairs(found.pairs.begin(), found.pairs.end());
   ProgramPaths paths;
   auto path = [&](const Op* op) -> const std::vector<int>& {
@@ -1937,7 +1954,7 @@ std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
 
 std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
     const std::set<const Op*>& ignored) {
-  Impl::Checkpoint found = impl_->Query(ignored, false, false);
+  Impl::Checkpoint found = impl_->Answer(ignored, false, false);
   std::vector<UnfencedPair> pairs(found.unfenced.begin(), found.unfenced.end());
   ProgramPaths paths;
   auto path = [&](const Op* op) -> const std::vector<int>& {
@@ -1965,7 +1982,7 @@ bool IncrementalOrdering::Contains(const UnorderedPair& pair) {
 }
 
 bool IncrementalOrdering::AnyPair(const std::set<const Op*>& ignored) {
-  Impl::Checkpoint found = impl_->Query(ignored, false, true);
+  Impl::Checkpoint found = impl_->Answer(ignored, false, true);
   return !found.pairs.empty() || !found.unfenced.empty();
 }
 

@@ -56,6 +56,7 @@
 #define KIR_ANALYSIS_ORDERING_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -64,6 +65,7 @@
 #include <vector>
 
 #include "analysis/conflicts.h"
+#include "ir/effects.h"
 #include "ir/ir.h"
 
 namespace kir {
@@ -113,6 +115,12 @@ struct SyncAnalysisOptions {
   // whose state at the top of the body changed since the last round: the
   // same answers for more work, as a reference for tests.
   bool walk_every_class = false;
+  // When set, FindUnorderedPairs looks only for pairs whose two effects
+  // (the earlier, the later) it accepts: the others are neither compared
+  // nor reported. The dataflow is the same, so the answer is the pairs of
+  // the whole answer that it accepts.
+  std::function<bool(const MemoryEffect& earlier, const MemoryEffect& later)>
+      wanted_pairs;
 };
 
 // Every conflicting pair of accesses that some path leaves
@@ -182,7 +190,9 @@ class IncrementalOrdering {
   // Whether UnorderedPairs() holds `pair`; walks only as far as its later
   // access.
   bool Contains(const UnorderedPair& pair);
-  // Whether the query with `ignored` finds anything.
+  // Whether the query with `ignored` finds anything (stops at the first
+  // pair). Answers to queries that ignore ops are kept until the next
+  // change.
   bool AnyPair(const std::set<const Op*>& ignored);
 
  private:

@@ -16,6 +16,7 @@
 #include "analysis/thread_analysis.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
+#include "ir/effects.h"
 
 namespace kir {
 namespace {
@@ -138,6 +139,38 @@ TEST(OrderingDataflowTest, LoopRoundsWalkOnlyTheAccessesThatChanged) {
   EXPECT_LT(2 * work, every_work)
       << "every round: " << every_work << ", changed only: " << work;
   CheckAgainstScratch(PendingThenLoop(8, 2), 8, std::nullopt, 3);
+}
+
+// Looking for some pairs only (wanted_pairs) finds exactly those of the
+// whole answer: here the pairs whose later access reads.
+TEST(OrderingDataflowTest, WantedPairsAreThoseOfTheWholeAnswer) {
+  size_t wanted = 0, others = 0;
+  for (const std::string& text :
+       {StraightKernel(9), ReadExample("ws_gemm.lowered.kir"),
+        ReadExample("epilogue.lowered.kir")}) {
+    std::unique_ptr<Module> module = Parse(text);
+    ASSERT_NE(module, nullptr);
+    const Kernel& kernel = *module->kernels[0];
+    auto later_reads = [](const MemoryEffect&, const MemoryEffect& later) {
+      return later.mode == AccessMode::kRead;
+    };
+    const std::vector<UnorderedPair> all = FindUnorderedPairs(kernel);
+    std::vector<UnorderedPair> expected;
+    for (const UnorderedPair& pair : all) {
+      if (later_reads(MemoryEffectsOf(*pair.first)[pair.first_effect],
+                      MemoryEffectsOf(*pair.second)[pair.second_effect])) {
+        expected.push_back(pair);
+      }
+    }
+    SyncAnalysisOptions options;
+    options.wanted_pairs = later_reads;
+    EXPECT_EQ(FindUnorderedPairs(kernel, options), expected);
+    wanted += expected.size();
+    others += all.size() - expected.size();
+  }
+  // Both kinds occur.
+  EXPECT_GT(wanted, 0u);
+  EXPECT_GT(others, 0u);
 }
 
 // Inserting a barrier before the loop walks the loop again only for the

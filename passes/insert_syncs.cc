@@ -427,10 +427,13 @@ class SyncInserter {
     return ordering_->Contains(pair);
   }
 
-  // Drops each inserted barrier (in program order) that nothing needs.
+  // Drops each inserted barrier (in program order) that nothing needs. It
+  // asks for every pair a barrier orders, not just whether there is one:
+  // RecordProvenance asks again, and the dataflow keeps the answer while
+  // the kernel does not change.
   void Minimize() {
     for (Op* barrier : InProgramOrder(kernel_, inserted_)) {
-      if (!ordering_->AnyPair({barrier})) {
+      if (ordering_->UnorderedPairs({barrier}).empty()) {
         inserted_.erase(barrier);
         Remove(barrier);
       }

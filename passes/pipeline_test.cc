@@ -364,7 +364,7 @@ int64_t DefaultPipelineWork(const std::string& text, bool statistics = true) {
 // about twice today's work: a pass that walks the kernel per query or per
 // candidate position, rounds that walk every access, more rounds per loop,
 // or a state that stops dropping ordered accesses goes past it. (Work, not
-// time: CI machines vary.) Measured: 188 thousand (4.5 million when every
+// time: CI machines vary.) Measured: 184 thousand (4.5 million when every
 // round and every walk again took every access).
 constexpr int64_t kPingpongWorkBound = 400'000;
 
@@ -395,7 +395,7 @@ std::unique_ptr<Module> LoweredPingpong() {
 // insert-proxy-fences each walk the roles once in full; the barriers and
 // the fence they place before and after the roles (and their checks that
 // each is needed) walk the roles again only for the mbarrier inits they
-// order. Measured: 2.2 walks of the lowered kernel (FindUnorderedPairs);
+// order. Measured: 2.1 walks of the lowered kernel (FindUnorderedPairs);
 // 9.1 walks when every loop round and every walk again took every access.
 TEST(RunPipelineTest, PingpongCostsAboutTwoWalksOfItsRoles) {
   std::unique_ptr<Module> lowered = LoweredPingpong();
