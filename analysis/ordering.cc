@@ -400,8 +400,11 @@ class OrderingAnalysis {
   void StartWalk(std::set<const Op*> ignored, bool stop, int start,
                  bool any_pair = false) {
     elected_.clear();
-    for (int k = 0; k < start; ++k) {
-      for (const auto& [threads, warp] : ElectionsIn(kernel_.body().op(k))) {
+    ScanElections();
+    dataflow_work += static_cast<int64_t>(elections_.size());
+    for (const auto& [top, elections] : elections_) {
+      if (kernel_.body().IndexOf(top) >= start) continue;
+      for (const auto& [threads, warp] : elections) {
         elected_.emplace(threads, warp);
       }
     }
@@ -430,7 +433,10 @@ class OrderingAnalysis {
   // The elections in `op` of the kernel body, for a walk that takes its
   // state after `op` from elsewhere.
   void AddElections(const Op& op) {
-    for (const auto& [threads, warp] : ElectionsIn(op)) {
+    ScanElections();
+    auto it = elections_.find(&op);
+    if (it == elections_.end()) return;
+    for (const auto& [threads, warp] : it->second) {
       elected_.emplace(threads, warp);
     }
   }
@@ -454,7 +460,15 @@ class OrderingAnalysis {
   // (or from an op that had its address) no longer holds.
   void Forget(const Op& op) {
     ops_.erase(&op);
-    elections_.erase(op.TopLevelAncestor());
+    const Op* top = op.TopLevelAncestor();
+    elections_.erase(top);
+    // An op inserted or about to be removed is synchronization, which
+    // elects nothing; the op of the kernel body holding it keeps its
+    // elections.
+    if (elections_scanned_ && top != &op) {
+      std::vector<std::pair<SetId, int>> elections = ElectionsIn(*top, &op);
+      if (!elections.empty()) elections_.emplace(top, std::move(elections));
+    }
   }
 
  private:
@@ -491,13 +505,12 @@ class OrderingAnalysis {
 
   // The elections a walk through `top` (an op of the kernel body) records:
   // one per tracked effect of an access issued by the elected lane of a
-  // warp (VisitLeaf).
-  const std::vector<std::pair<SetId, int>>& ElectionsIn(const Op& top) {
-    auto [it, inserted] = elections_.try_emplace(&top);
-    if (!inserted) return it->second;
+  // warp (VisitLeaf). Leaves out `except` (an op about to be removed).
+  std::vector<std::pair<SetId, int>> ElectionsIn(const Op& top,
+                                                 const Op* except = nullptr) {
     std::vector<std::pair<SetId, int>> elections;
     auto visit = [&](const Op& op) {
-      if (op.num_regions() > 0 || op.kind() == OpKind::kFor ||
+      if (&op == except || op.num_regions() > 0 || op.kind() == OpKind::kFor ||
           op.kind() == OpKind::kIf || op.kind() == OpKind::kRole) {
         return;
       }
@@ -511,9 +524,18 @@ class OrderingAnalysis {
     };
     visit(top);
     for (int r = 0; r < top.num_regions(); ++r) Walk(top.region(r), visit);
-    // Info() may have grown ops_, not elections_: `it` is still valid.
-    it->second = std::move(elections);
-    return it->second;
+    return elections;
+  }
+
+  // Fills elections_, once.
+  void ScanElections() {
+    if (elections_scanned_) return;
+    for (int k = 0; k < kernel_.body().size(); ++k) {
+      const Op& top = kernel_.body().op(k);
+      std::vector<std::pair<SetId, int>> elections = ElectionsIn(top);
+      if (!elections.empty()) elections_.emplace(&top, std::move(elections));
+    }
+    elections_scanned_ = true;
   }
 
   // Whether the walk keeps an entry for `effect`. The proxy rule follows
@@ -1410,10 +1432,13 @@ class OrderingAnalysis {
   // Thread sets of accesses issued by the elected lane of one warp (the set
   // names the warp), as far as the walk went.
   absl::flat_hash_map<SetId, int> elected_;
-  // For walks that start part-way (StartWalk): the elections in each op of
-  // the kernel body (ElectionsIn), so that a walk from op k knows exactly
-  // those of the ops before k, as a walk from the start would.
+  // For walks that start part-way (StartWalk): the ops of the kernel body
+  // with elections and theirs (ElectionsIn; all of them once scanned), so
+  // that a walk from op k knows exactly those of the ops before k, as a walk
+  // from the start would, looking at those ops only. (Which of them comes
+  // first does not matter: an election's thread set names its warp.)
   absl::flat_hash_map<const Op*, std::vector<std::pair<SetId, int>>> elections_;
+  bool elections_scanned_ = false;
   bool stop_at_any_pair_ = false;
   bool skipped_ = false;
 };
@@ -1720,8 +1745,8 @@ struct IncrementalOrdering::Impl {
       if (done.same_iteration) same_iteration_at.insert(k);
       Checkpoint next;
       next.before = std::make_shared<const State>(state);
-      checkpoints.push_back(std::move(next));
-      if (stop && done.same_iteration) {
+      checkpoints.push_back(std::move(next));  // `done` may move
+      if (stop && step.same_iteration) {
         // It stopped after the op's last op.
         partial->pairs = checkpoints[k].pairs;
         return true;
@@ -1766,13 +1791,18 @@ struct IncrementalOrdering::Impl {
   // Query, with the answers to queries that ignore ops kept until the
   // kernel changes (a pass asks whether a barrier is needed, then what it
   // orders); a whole answer also answers `any_only`.
-  Checkpoint Answer(const std::set<const Op*>& ignored, bool stop,
-                    bool any_only) {
-    if (ignored.empty()) return Query(ignored, stop, any_only);
-    auto kept = answers.find(std::make_pair(ignored, stop));
+  std::shared_ptr<const Checkpoint> Answer(const std::set<const Op*>& ignored,
+                                           bool stop, bool any_only) {
+    if (ignored.empty()) {
+      return std::make_shared<const Checkpoint>(Query(ignored, stop, any_only));
+    }
+    std::pair<std::vector<const Op*>, bool> key(
+        std::vector<const Op*>(ignored.begin(), ignored.end()), stop);
+    auto kept = answers.find(key);
     if (kept != answers.end()) return kept->second;
-    Checkpoint found = Query(ignored, stop, any_only);
-    if (!any_only) answers.emplace(std::make_pair(ignored, stop), found);
+    auto found =
+        std::make_shared<const Checkpoint>(Query(ignored, stop, any_only));
+    if (!any_only) answers.emplace(std::move(key), found);
     return found;
   }
 
@@ -1881,7 +1911,8 @@ struct IncrementalOrdering::Impl {
     transfers.erase(top);
     // The state before the changed op's top-level op still holds; what was
     // found within it and after it does not. The walks through the ops
-    // after it are kept as transfers.
+    // after it that hold others are kept as transfers (WalkTop walks a leaf
+    // whole).
     const int index = IndexOfTop(op);
     const int known = static_cast<int>(checkpoints.size()) - 1;
     if (index >= known) return;
@@ -1889,7 +1920,7 @@ struct IncrementalOrdering::Impl {
       // Op k when the walk passed it: `top` itself when it changed or is
       // about to be removed, the op after it when it was inserted.
       const Op* walked = checkpoints[k].op;
-      if (walked == top) continue;
+      if (walked == top || walked->num_regions() == 0) continue;
       Transfer& transfer = transfers[walked];
       transfer.before = checkpoints[k].before;
       transfer.after = checkpoints[k + 1].before;
@@ -1920,7 +1951,9 @@ struct IncrementalOrdering::Impl {
   // earlier op, by op; an op's is dropped when it changes.
   absl::flat_hash_map<const Op*, Transfer> transfers;
   // Answers to queries that ignore ops (Answer), by ignored ops and stop.
-  std::map<std::pair<std::set<const Op*>, bool>, Checkpoint> answers;
+  absl::flat_hash_map<std::pair<std::vector<const Op*>, bool>,
+                      std::shared_ptr<const Checkpoint>>
+      answers;
   bool nothing_to_find = false;
 };
 
@@ -1935,9 +1968,9 @@ void IncrementalOrdering::Changed(const Op& op) { impl_->Changed(op); }
 
 std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
     const std::set<const Op*>& ignored, bool stop_at_first_same_iteration) {
-  Impl::Checkpoint found =
+  const std::shared_ptr<const Impl::Checkpoint> found =
       impl_->Answer(ignored, stop_at_first_same_iteration, false);
-  std::vector<UnorderedPair> pairs(found.pairs.begin(), found.pairs.end());
+  std::vector<UnorderedPair> pairs(found->pairs.begin(), found->pairs.end());
   ProgramPaths paths;
   auto path = [&](const Op* op) -> const std::vector<int>& {
     return paths.Of(op);
@@ -1954,8 +1987,10 @@ std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
 
 std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
     const std::set<const Op*>& ignored) {
-  Impl::Checkpoint found = impl_->Answer(ignored, false, false);
-  std::vector<UnfencedPair> pairs(found.unfenced.begin(), found.unfenced.end());
+  const std::shared_ptr<const Impl::Checkpoint> found =
+      impl_->Answer(ignored, false, false);
+  std::vector<UnfencedPair> pairs(found->unfenced.begin(),
+                                  found->unfenced.end());
   ProgramPaths paths;
   auto path = [&](const Op* op) -> const std::vector<int>& {
     return paths.Of(op);
@@ -1982,8 +2017,9 @@ bool IncrementalOrdering::Contains(const UnorderedPair& pair) {
 }
 
 bool IncrementalOrdering::AnyPair(const std::set<const Op*>& ignored) {
-  Impl::Checkpoint found = impl_->Answer(ignored, false, true);
-  return !found.pairs.empty() || !found.unfenced.empty();
+  const std::shared_ptr<const Impl::Checkpoint> found =
+      impl_->Answer(ignored, false, true);
+  return !found->pairs.empty() || !found->unfenced.empty();
 }
 
 }  // namespace kir

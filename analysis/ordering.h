@@ -201,8 +201,10 @@ class IncrementalOrdering {
 };
 
 // The ordering dataflow's work in this process so far: for every op a walk
-// visited, the pending accesses it met (plus one). A measure that does not
-// depend on the machine, for tests that bound what a pass costs.
+// visited, the pending accesses it met (plus one), and for a walk that
+// starts part-way, the ops before it whose elections it takes. A measure
+// that does not depend on the machine, for tests that bound what a pass
+// costs.
 int64_t OrderingDataflowWork();
 
 // Describes an access for diagnostics: "write of %s[%i, %j]".
