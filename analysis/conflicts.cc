@@ -1099,67 +1099,89 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
   const ThreadGroups& groups_a = GroupsOf(parts_a, ta);
   const ThreadGroups& groups_b = GroupsOf(parts_b, tb);
 
+  // Candidate offsets for each known dimension, per distance. A distance
+  // whose offsets are unknown ends the comparison: unknown, unless an
+  // earlier distance overlaps.
+  std::vector<std::vector<std::vector<int64_t>>> offsets_by_distance;
+  bool unknown_offsets = false;
   for (int64_t k : distances) {
-    // Candidate offsets for each known dimension.
     std::vector<std::vector<int64_t>> offsets;
     for (int d : known) {
       std::vector<int64_t> o = Offsets(dims[d], k);
-      if (o.empty()) return unknown();
+      if (o.empty()) {
+        unknown_offsets = true;
+        break;
+      }
       offsets.push_back(std::move(o));
     }
-    auto overlaps = [&](const std::vector<int64_t>& key_a,
-                        const std::vector<int64_t>& key_b) {
-      for (size_t i = 0; i < known.size(); ++i) {
-        const DimensionDifference& dim = dims[known[i]];
-        const int64_t difference = key_b[i] - key_a[i];
-        bool any = false;
-        for (int64_t o : offsets[i]) {
-          const int64_t lo = difference + o + dim.residual_lo;
-          const int64_t hi = difference + o + dim.residual_hi;
-          if (hi > -dim.extent_b && lo < dim.extent_a) {
-            any = true;
-            break;
-          }
+    if (unknown_offsets) break;
+    offsets_by_distance.push_back(std::move(offsets));
+  }
+  auto overlaps = [&](const std::vector<std::vector<int64_t>>& offsets,
+                      const std::vector<int64_t>& key_a,
+                      const std::vector<int64_t>& key_b) {
+    for (size_t i = 0; i < known.size(); ++i) {
+      const DimensionDifference& dim = dims[known[i]];
+      const int64_t difference = key_b[i] - key_a[i];
+      bool any = false;
+      for (int64_t o : offsets[i]) {
+        const int64_t lo = difference + o + dim.residual_lo;
+        const int64_t hi = difference + o + dim.residual_hi;
+        if (hi > -dim.extent_b && lo < dim.extent_a) {
+          any = true;
+          break;
         }
-        if (!any) return false;
       }
-      return true;
-    };
-    if (pairs == ThreadPairs::kSame) {
+      if (!any) return false;
+    }
+    return true;
+  };
+  auto check =
+      [&](const std::vector<std::vector<int64_t>>& offsets,
+          const std::vector<int64_t>& key_a, const ThreadGroup& group_a,
+          const std::vector<int64_t>& key_b, const ThreadGroup& group_b) {
+        if (distinct && group_a.count == 1 && group_b.count == 1 &&
+            group_a.first == group_b.first) {
+          return false;
+        }
+        return overlaps(offsets, key_a, key_b);
+      };
+  if (pairs == ThreadPairs::kSame) {
+    for (const auto& offsets : offsets_by_distance) {
       for (int t = 0; t < num_threads; ++t) {
-        if (ta[t] && tb[t] && overlaps(key_of(t, true), key_of(t, false))) {
+        if (ta[t] && tb[t] &&
+            overlaps(offsets, key_of(t, true), key_of(t, false))) {
           return true;
         }
       }
-      continue;
     }
-    auto check =
-        [&](const std::vector<int64_t>& key_a, const ThreadGroup& group_a,
-            const std::vector<int64_t>& key_b, const ThreadGroup& group_b) {
-          if (distinct && group_a.count == 1 && group_b.count == 1 &&
-              group_a.first == group_b.first) {
-            return false;
-          }
-          return overlaps(key_a, key_b);
-        };
-    if (known.empty()) {
+  } else if (known.empty()) {
+    for (const auto& offsets : offsets_by_distance) {
       for (const auto& [key_a, group_a] : groups_a.groups) {
         for (const auto& [key_b, group_b] : groups_b.groups) {
-          if (check(key_a, group_a, key_b, group_b)) return true;
+          if (check(offsets, key_a, group_a, key_b, group_b)) return true;
         }
       }
-      continue;
     }
+  } else {
     // The groups of `b` are ordered by the known dimension that tells
     // them apart best: for each group of `a`, only those whose part there
     // falls in the window that dimension allows can overlap (linear in the
     // groups, not quadratic, for one-element accesses by every thread,
-    // whichever dimension the threads' parts are in).
+    // whichever dimension the threads' parts are in). The window is looked
+    // up once per offset in that dimension, for every distance with it
+    // (the distances often differ in the other dimensions only).
     const int w = groups_b.window;
     const DimensionDifference& window_dim = dims[known[w]];
+    std::map<int64_t, std::vector<int>> distances_by_offset;
+    for (size_t j = 0; j < offsets_by_distance.size(); ++j) {
+      for (int64_t o : offsets_by_distance[j][w]) {
+        distances_by_offset[o].push_back(static_cast<int>(j));
+      }
+    }
     auto value_at = [&](int index) { return groups_b.groups[index].first[w]; };
     for (const auto& [key_a, group_a] : groups_a.groups) {
-      for (int64_t o : offsets[w]) {
+      for (const auto& [o, with_offset] : distances_by_offset) {
         // key_b - key_a + o + residual in (-extent_b, extent_a).
         const int64_t lo =
             key_a[w] - o - window_dim.residual_hi - window_dim.extent_b + 1;
@@ -1170,11 +1192,16 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
             [&](int index, int64_t value) { return value_at(index) < value; });
         for (; it != groups_b.by_window.end() && value_at(*it) <= hi; ++it) {
           const auto& [key_b, group_b] = groups_b.groups[*it];
-          if (check(key_a, group_a, key_b, group_b)) return true;
+          for (int j : with_offset) {
+            if (check(offsets_by_distance[j], key_a, group_a, key_b, group_b)) {
+              return true;
+            }
+          }
         }
       }
     }
   }
+  if (unknown_offsets) return unknown();
   return false;
 }
 // ---------------------------------------------------------------------------

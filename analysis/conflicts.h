@@ -49,7 +49,6 @@
 #include <tuple>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
 #include "analysis/analysis_manager.h"
 #include "analysis/thread_analysis.h"
@@ -134,40 +133,6 @@ class ConflictAnalysis {
 // phase before the waiter observed its own), unless the mbarrier is a ring
 // of circular-buffer's.
 bool NeedsOrdering(const MemoryEffect& earlier, const MemoryEffect& later);
-
-// Conflict answers keyed by the two accesses, reusable across analyses of a
-// kernel whose accesses and thread sets did not change (insert-syncs adds
-// barriers only).
-class ConflictCache {
- public:
-  struct Key {
-    const Op* a = nullptr;
-    int effect_a = 0;
-    const Op* b = nullptr;
-    int effect_b = 0;
-    std::vector<CarriedLoop> carried;
-    ThreadBits threads_a, threads_b;
-    bool operator==(const Key& other) const {
-      return a == other.a && effect_a == other.effect_a && b == other.b &&
-             effect_b == other.effect_b && carried == other.carried &&
-             threads_a == other.threads_a && threads_b == other.threads_b;
-    }
-    template <typename H>
-    friend H AbslHashValue(H hash, const Key& key) {
-      hash = H::combine(std::move(hash), key.a, key.effect_a, key.b,
-                        key.effect_b, key.carried.size());
-      for (const CarriedLoop& loop : key.carried) {
-        hash = H::combine(std::move(hash), loop.loop, loop.distance);
-      }
-      return H::combine(std::move(hash), std::hash<ThreadBits>()(key.threads_a),
-                        std::hash<ThreadBits>()(key.threads_b));
-    }
-  };
-  absl::flat_hash_map<Key, bool>& entries() { return entries_; }
-
- private:
-  absl::flat_hash_map<Key, bool> entries_;
-};
 
 }  // namespace kir
 

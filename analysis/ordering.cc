@@ -233,6 +233,82 @@ struct Entry {
 // The pending accesses, sorted by key, one entry per key.
 using State = std::vector<Entry>;
 
+// An access and the loop it was carried around (EntryKey::Access()): the
+// unit the dataflow is separable in. Every transfer acts on each entry
+// alone and entries join only with entries of their own key; within the
+// body of a loop no entry that came in through the loop's entry or back
+// edge changes its class (only entries made in the body are carried around
+// loops inside it), and within an op of the kernel body no entry of an
+// earlier op does. A state's entries of one class (or one access) are
+// adjacent, as the key sorts by them first.
+using AccessClass = std::tuple<const Op*, int, const Op*, int>;
+using Access = std::pair<const Op*, int>;
+
+AccessClass ClassOf(const Entry& entry) { return entry.key.Access(); }
+Access AccessOf(const Entry& entry) {
+  return Access(entry.key.op, entry.key.effect);
+}
+
+// The units (ClassOf or AccessOf: `unit_of`) whose entries differ between
+// `a` and `b`, sorted.
+template <typename UnitOf>
+auto ChangedUnits(const State& a, const State& b, UnitOf unit_of) {
+  std::vector<decltype(unit_of(a.front()))> changed;
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    const auto unit =
+        j == b.size() || (i < a.size() && unit_of(a[i]) < unit_of(b[j]))
+            ? unit_of(a[i])
+            : unit_of(b[j]);
+    bool same = true;
+    while (i < a.size() && j < b.size() && unit_of(a[i]) == unit &&
+           unit_of(b[j]) == unit) {
+      same = same && a[i] == b[j];
+      ++i;
+      ++j;
+    }
+    for (; i < a.size() && unit_of(a[i]) == unit; ++i) same = false;
+    for (; j < b.size() && unit_of(b[j]) == unit; ++j) same = false;
+    if (!same) changed.push_back(unit);
+  }
+  return changed;
+}
+
+// The entries of `state` whose unit is among `units` (sorted).
+template <typename Unit, typename UnitOf>
+State Restrict(const State& state, const std::vector<Unit>& units,
+               UnitOf unit_of) {
+  State out;
+  auto u = units.begin();
+  for (const Entry& entry : state) {
+    const Unit unit = unit_of(entry);
+    while (u != units.end() && *u < unit) ++u;
+    if (u == units.end()) break;
+    if (*u == unit) out.push_back(entry);
+  }
+  return out;
+}
+
+// `base` with the entries of `units` (sorted) replaced by `part`, whose
+// entries are all of those units.
+template <typename Unit, typename UnitOf>
+State Replace(const State& base, const State& part,
+              const std::vector<Unit>& units, UnitOf unit_of) {
+  State out;
+  out.reserve(base.size() + part.size());
+  auto u = units.begin();
+  auto p = part.begin();
+  for (const Entry& entry : base) {
+    const Unit unit = unit_of(entry);
+    while (u != units.end() && *u < unit) ++u;
+    if (u != units.end() && *u == unit) continue;
+    while (p != part.end() && p->key < entry.key) out.push_back(*p++);
+    out.push_back(entry);
+  }
+  out.insert(out.end(), p, part.end());
+  return out;
+}
+
 bool IsMbarrier(const MemoryEffect& effect) {
   return effect.buffer != nullptr && effect.buffer->type().is_buffer() &&
          effect.buffer->type().dtype() == DType::kMbarrier;
@@ -319,19 +395,22 @@ class OrderingAnalysis {
 
   // For IncrementalOrdering: one top-level op at a time, from a state
   // kept from an earlier walk.
-  void StartWalk(std::set<const Op*> ignored, bool stop, int start) {
+  // `any_pair`: stop at the first pair (or unfenced edge) found, wherever
+  // it is; the walk's state is then of no use.
+  void StartWalk(std::set<const Op*> ignored, bool stop, int start,
+                 bool any_pair = false) {
     elected_.clear();
-    if (!elected_by_top_.empty()) {
-      for (int k = 0; k < start; ++k) {
-        auto it = elected_by_top_.find(&kernel_.body().op(k));
-        if (it == elected_by_top_.end()) continue;
-        for (const auto& [threads, warp] : it->second) {
-          elected_.emplace(threads, warp);
-        }
+    ScanElections();
+    dataflow_work += static_cast<int64_t>(elections_.size());
+    for (const auto& [top, elections] : elections_) {
+      if (kernel_.body().IndexOf(top) >= start) continue;
+      for (const auto& [threads, warp] : elections) {
+        elected_.emplace(threads, warp);
       }
     }
     options_.ignored = std::move(ignored);
     options_.stop_at_first_same_iteration = stop;
+    stop_at_any_pair_ = any_pair;
     loop_entry_.clear();
     pairs_.clear();
     unfenced_.clear();
@@ -339,20 +418,58 @@ class OrderingAnalysis {
     loops_entered_ = 0;
     stopped_ = false;
   }
-  // Visits `op` of the kernel body, as VisitRegion would.
-  void VisitTop(const Op& op, State& state) {
-    current_top_ = &op;
-    elected_by_top_.erase(&op);
+  // Visits `op` of the kernel body, as VisitRegion would. `classes`: the
+  // state holds the entries of these classes (sorted) only, all of ops
+  // before `op`; the walk follows them, as a walk of the whole state would.
+  void VisitTop(const Op& op, State& state,
+                const std::vector<AccessClass>* classes = nullptr) {
+    skipped_ = false;
+    const std::vector<AccessClass>* saved = active_;
+    if (classes != nullptr) active_ = classes;
     VisitOp(op, state);
-    current_top_ = nullptr;
-    stopped_ = found_same_iteration_ && loops_entered_ == 0;
+    active_ = saved;
+    stopped_ = stopped_ || (found_same_iteration_ && loops_entered_ == 0);
+  }
+  // The elections in `op` of the kernel body, for a walk that takes its
+  // state after `op` from elsewhere.
+  void AddElections(const Op& op) {
+    ScanElections();
+    auto it = elections_.find(&op);
+    if (it == elections_.end()) return;
+    for (const auto& [threads, warp] : it->second) {
+      elected_.emplace(threads, warp);
+    }
+  }
+  // Forgets what the walk found since the last op of the kernel body, to
+  // walk the next op again.
+  void RetryTop() {
+    pairs_.clear();
+    unfenced_.clear();
+    loop_entry_.clear();
+    found_same_iteration_ = false;
+    stopped_ = false;
   }
   bool found_same_iteration() const { return found_same_iteration_; }
+  // Whether the walk stopped (stop_at_first_same_iteration, or any pair),
+  // and whether the last VisitTop left ops unvisited for that.
+  bool stopped() const { return stopped_; }
+  bool skipped() const { return skipped_; }
   std::set<UnorderedPair>& pairs() { return pairs_; }
   std::set<UnfencedPair>& unfenced() { return unfenced_; }
   // `op` was inserted or is about to be removed: what was derived from it
   // (or from an op that had its address) no longer holds.
-  void Forget(const Op& op) { ops_.erase(&op); }
+  void Forget(const Op& op) {
+    ops_.erase(&op);
+    const Op* top = op.TopLevelAncestor();
+    elections_.erase(top);
+    // An op inserted or about to be removed is synchronization, which
+    // elects nothing; the op of the kernel body holding it keeps its
+    // elections.
+    if (elections_scanned_ && top != &op) {
+      std::vector<std::pair<SetId, int>> elections = ElectionsIn(*top, &op);
+      if (!elections.empty()) elections_.emplace(top, std::move(elections));
+    }
+  }
 
  private:
   // What the walk asks of one op, derived once.
@@ -384,6 +501,50 @@ class OrderingAnalysis {
       info.completion_barrier = keys_.KeyId(*key);
     }
     return ops_.emplace(&op, std::move(info)).first->second;
+  }
+
+  // The elections a walk through `top` (an op of the kernel body) records:
+  // one per tracked effect of an access issued by the elected lane of a
+  // warp (VisitLeaf). Leaves out `except` (an op about to be removed).
+  std::vector<std::pair<SetId, int>> ElectionsIn(const Op& top,
+                                                 const Op* except = nullptr) {
+    std::vector<std::pair<SetId, int>> elections;
+    auto visit = [&](const Op& op) {
+      if (&op == except || op.num_regions() > 0 || op.kind() == OpKind::kFor ||
+          op.kind() == OpKind::kIf || op.kind() == OpKind::kRole) {
+        return;
+      }
+      const OpInfo& info = Info(op);
+      if (info.elected_warp < 0) return;
+      for (const MemoryEffect& effect : info.effects) {
+        if (Tracked(effect)) {
+          elections.emplace_back(info.executing, info.elected_warp);
+        }
+      }
+    };
+    visit(top);
+    for (int r = 0; r < top.num_regions(); ++r) Walk(top.region(r), visit);
+    return elections;
+  }
+
+  // Fills elections_, once.
+  void ScanElections() {
+    if (elections_scanned_) return;
+    for (int k = 0; k < kernel_.body().size(); ++k) {
+      const Op& top = kernel_.body().op(k);
+      std::vector<std::pair<SetId, int>> elections = ElectionsIn(top);
+      if (!elections.empty()) elections_.emplace(&top, std::move(elections));
+    }
+    elections_scanned_ = true;
+  }
+
+  // Whether the walk keeps an entry for `effect`. The proxy rule follows
+  // generic accesses of global memory only (its edges start at a generic
+  // access).
+  bool Tracked(const MemoryEffect& effect) const {
+    return effect.space == MemorySpace::kShared ||
+           (effect.space == MemorySpace::kGlobal &&
+            (!proxy_ || IsGenericData(effect)));
   }
 
   // Whether `op`, which the threads `executing` may run, runs in only one
@@ -476,13 +637,21 @@ class OrderingAnalysis {
   }
 
   void VisitRegion(const Region& region, State& state) {
+    if (stopped_ && region.size() > 0) skipped_ = true;
     for (int i = 0; i < region.size() && !stopped_; ++i) {
       VisitOp(region.op(i), state);
       // Inside a loop, a later round of its fixed point can still find an
       // earlier access's pair (an async access's group changes stage around
-      // the back edge), so the walk stops only outside loops.
-      stopped_ = found_same_iteration_ && loops_entered_ == 0;
+      // the back edge), so the walk stops only outside loops (or, asked
+      // for any pair at all, at the first).
+      stopped_ = stopped_ || (found_same_iteration_ && loops_entered_ == 0);
+      if (stopped_ && i + 1 < region.size()) skipped_ = true;
     }
+  }
+
+  // A pair or edge was found.
+  void Found() {
+    if (stop_at_any_pair_) stopped_ = true;
   }
 
   void VisitOp(const Op& op, State& state) {
@@ -676,26 +845,61 @@ class OrderingAnalysis {
     // loops around it are monotone), so the fixed point found for the last
     // entry state is below the next one's: starting there instead of from
     // scratch reaches the same fixed point in fewer rounds, which otherwise
-    // multiply with the nesting depth.
+    // multiply with the nesting depth. A walk of only some classes (see
+    // active_) starts from those classes of it.
     State body_in = before;
     if (auto cached = loop_entry_.find(&loop); cached != loop_entry_.end()) {
-      body_in = Join(before, cached->second);
+      body_in = Join(before, active_ != nullptr
+                                 ? Restrict(cached->second, *active_, ClassOf)
+                                 : cached->second);
     }
-    State body_out;
+    State body_out = body_in;
+    VisitBody(loop, body_out, nullptr);
+    if (stopped_) return;  // found a pair, and any pair was asked for
+    // Each further round walks only the classes whose entry state changed:
+    // the others would leave the body as they did in the last round (and
+    // find the same pairs), and the entries the body makes are the same
+    // every round. At most 64 rounds, as when every round walks everything.
     for (int round = 0; round < 64; ++round) {
-      body_out = body_in;
-      ++loops_entered_;
-      VisitRegion(loop.region(0), body_out);
-      --loops_entered_;
       State next = Join(before, Carry(body_out, loop));
-      if (next == body_in) break;
+      std::vector<AccessClass> changed = ChangedUnits(next, body_in, ClassOf);
+      if (changed.empty()) break;
       body_in = std::move(next);
+      if (round == 63) break;
+      if (options_.walk_every_class) {
+        body_out = body_in;
+        VisitBody(loop, body_out, nullptr);
+        if (stopped_) return;
+        continue;
+      }
+      State part = Restrict(body_in, changed, ClassOf);
+      VisitBody(loop, part, &changed);
+      if (stopped_) return;
+      body_out = Replace(body_out, part, changed, ClassOf);
+    }
+    if (active_ != nullptr) {
+      // The cache keeps the other classes' fixed points.
+      if (auto cached = loop_entry_.find(&loop); cached != loop_entry_.end()) {
+        body_in = Replace(cached->second, body_in, *active_, ClassOf);
+      }
     }
     loop_entry_[&loop] = std::move(body_in);
     // A loop that surely runs leaves through its body only: what a barrier
     // in the body ordered stays ordered after it.
     std::optional<int64_t> trips = TripCount(loop);
     state = trips && *trips >= 1 ? std::move(body_out) : Join(before, body_out);
+  }
+
+  // One round through the body of `loop`; `classes`: only those classes
+  // are in `state`, and the body makes no entries.
+  void VisitBody(const Op& loop, State& state,
+                 const std::vector<AccessClass>* classes) {
+    const std::vector<AccessClass>* saved = active_;
+    if (classes != nullptr) active_ = classes;
+    ++loops_entered_;
+    VisitRegion(loop.region(0), state);
+    --loops_entered_;
+    active_ = saved;
   }
 
   // `released` without the releases to an mbarrier chosen by the values of
@@ -728,6 +932,7 @@ class OrderingAnalysis {
       // execution, so their distances say nothing); keeping just that one
       // keeps the state linear in the nesting depth.
       if (next.op->IsInside(loop)) {
+        const AccessClass before = next.Access();
         if (!next.is_carried() || next.carried.loop->IsInside(loop)) {
           next.carried = CarriedLoop{&loop, 1};
           rekeyed = true;
@@ -736,6 +941,10 @@ class OrderingAnalysis {
               std::min(next.carried.distance + 1, CarriedLoop::kMaxDistance);
           rekeyed = true;
         }
+        // A walk of some classes holds none that a loop inside it carries
+        // (see AccessClass).
+        KIR_CHECK(active_ == nullptr || next.Access() == before)
+            << "a class changed in a walk of some classes";
       }
       if (next.stage == Stage::kCommitted && next.commit != nullptr &&
           next.commit->EnclosingOp(OpKind::kFor) == &loop) {
@@ -1001,6 +1210,9 @@ class OrderingAnalysis {
         const MemoryEffect& earlier = *e.effect;
         if (earlier.space != effect.space || e.ring_fill) continue;
         if (!NeedsOrdering(earlier, effect)) continue;
+        if (options_.wanted_pairs && !options_.wanted_pairs(earlier, effect)) {
+          continue;
+        }
         if (key.op == &op && !key.is_carried()) continue;
         const Op* earlier_role = Info(*key.op).role;
         if (role != nullptr && earlier_role != nullptr &&
@@ -1013,6 +1225,7 @@ class OrderingAnalysis {
                      ThreadPairs::kDistinct)) {
           pairs_.insert(UnorderedPair{key.op, key.effect, &op, i,
                                       key.is_carried(), key.carried.loop});
+          Found();
           // The op's other pairs are still collected, so that the result
           // does not depend on the order of the state's entries.
           if (!key.is_carried() && options_.stop_at_first_same_iteration) {
@@ -1024,24 +1237,18 @@ class OrderingAnalysis {
     ApplySync(op, state);
     for (int i = 0; i < static_cast<int>(effects.size()); ++i) {
       const MemoryEffect& effect = effects[i];
-      // The proxy rule follows generic accesses of global memory only (its
-      // edges start at a generic access).
-      const bool tracked = effect.space == MemorySpace::kShared ||
-                           (effect.space == MemorySpace::kGlobal &&
-                            (!proxy_ || IsGenericData(effect)));
-      if (!tracked) continue;
+      if (!Tracked(effect)) continue;
+      if (info.elected_warp >= 0)
+        elected_.emplace(executing, info.elected_warp);
+      // A walk of some classes only: this access's entries are as the last
+      // full round left them.
+      if (active_ != nullptr) continue;
       Entry entry;
       entry.key.op = &op;
       entry.key.effect = i;
       entry.effect = &effect;
       entry.ring_fill = info.ring_fill[i];
       entry.state.threads = executing;
-      if (const int warp = info.elected_warp; warp >= 0) {
-        elected_.emplace(executing, warp);
-        if (current_top_ != nullptr) {
-          elected_by_top_[current_top_].emplace_back(executing, warp);
-        }
-      }
       switch (effect.completion) {
         case Completion::kImmediate:
           entry.state.observed = executing;
@@ -1145,6 +1352,7 @@ class OrderingAnalysis {
             UnfencedPair{UnorderedPair{key.op, key.effect, &op, i,
                                        key.is_carried(), key.carried.loop},
                          need});
+        Found();
       }
     }
   }
@@ -1161,37 +1369,10 @@ class OrderingAnalysis {
       return it->second;
     }
     const Op& a = *earlier.op;
-    const ThreadBits& ta = sets_.Bits(threads_a);
-    const ThreadBits& tb = sets_.Bits(threads_b);
-    // The caller's cache, shared across analyses of one kernel, holds the
-    // answers for distinct threads.
-    ConflictCache* cache =
-        thread_pairs == ThreadPairs::kDistinct ? options_.cache : nullptr;
-    ConflictCache::Key cache_key;
-    bool overlap = false;
-    bool cached = false;
-    if (cache != nullptr) {
-      const absl::Span<const CarriedLoop> carried = earlier.carried_loops();
-      cache_key = ConflictCache::Key{
-          &a,
-          earlier.effect,
-          &b,
-          eb,
-          std::vector<CarriedLoop>(carried.begin(), carried.end()),
-          ta,
-          tb};
-      auto it = cache->entries().find(cache_key);
-      if (it != cache->entries().end()) {
-        overlap = it->second;
-        cached = true;
-      }
-    }
-    if (!cached) {
-      overlap = conflicts_.MayOverlap(a, Info(a).effects[earlier.effect], ta, b,
-                                      Info(b).effects[eb], tb,
-                                      earlier.carried_loops(), thread_pairs);
-      if (cache != nullptr) cache->entries()[cache_key] = overlap;
-    }
+    const bool overlap = conflicts_.MayOverlap(
+        a, Info(a).effects[earlier.effect], sets_.Bits(threads_a), b,
+        Info(b).effects[eb], sets_.Bits(threads_b), earlier.carried_loops(),
+        thread_pairs);
     overlaps_.emplace(memo_key, overlap);
     return overlap;
   }
@@ -1238,6 +1419,9 @@ class OrderingAnalysis {
   // The state at the top of each loop's body at its last fixed point in
   // this run.
   absl::flat_hash_map<const Op*, State> loop_entry_;
+  // When set, the walk follows only the entries of these classes (sorted):
+  // the state holds no others, and leaves make no entries.
+  const std::vector<AccessClass>* active_ = nullptr;
   std::set<UnorderedPair> pairs_;
   // stop_at_first_same_iteration: a pair within one iteration was found,
   // and the walk stops once it is outside every loop.
@@ -1245,14 +1429,18 @@ class OrderingAnalysis {
   int loops_entered_ = 0;
   bool stopped_ = false;
   std::set<UnfencedPair> unfenced_;
-  // Thread sets of accesses issued by the elected lane of one warp.
+  // Thread sets of accesses issued by the elected lane of one warp (the set
+  // names the warp), as far as the walk went.
   absl::flat_hash_map<SetId, int> elected_;
-  // For walks that start part-way (StartWalk): the elections each op of
-  // the kernel body made, so that a walk from op k knows exactly those of
-  // the ops before k, as a walk from the start would.
-  absl::flat_hash_map<const Op*, std::vector<std::pair<SetId, int>>>
-      elected_by_top_;
-  const Op* current_top_ = nullptr;
+  // For walks that start part-way (StartWalk): the ops of the kernel body
+  // with elections and theirs (ElectionsIn; all of them once scanned), so
+  // that a walk from op k knows exactly those of the ops before k, as a walk
+  // from the start would, looking at those ops only. (Which of them comes
+  // first does not matter: an election's thread set names its warp.)
+  absl::flat_hash_map<const Op*, std::vector<std::pair<SetId, int>>> elections_;
+  bool elections_scanned_ = false;
+  bool stop_at_any_pair_ = false;
+  bool skipped_ = false;
 };
 
 // Program-order positions, for sorting and for locating pairs.
@@ -1289,6 +1477,7 @@ std::vector<UnfencedPair> FindUnfencedPairs(
   proxy_options.ignored = options.ignored;
   proxy_options.threads = options.threads;
   proxy_options.conflicts = options.conflicts;
+  proxy_options.walk_every_class = options.walk_every_class;
   OrderingAnalysis analysis(kernel, proxy_options, placement);
   std::vector<UnfencedPair> pairs = analysis.RunProxy();
   std::map<const Op*, int> order = ProgramOrder(kernel);
@@ -1367,11 +1556,36 @@ const Op* TopLevelOf(const Op& op) {
 struct IncrementalOrdering::Impl {
   // Before op k of the kernel body, and what the walk found within it.
   struct Checkpoint {
-    State before;
+    const Op* op = nullptr;  // op k when the walk reached it
+    std::shared_ptr<const State> before;
     std::set<UnorderedPair> pairs;
     std::set<UnfencedPair> unfenced;
     bool same_iteration = false;  // a pair within one iteration among pairs
+    // A walk that stops at its first pair within one iteration still
+    // visits all of op k, so finds all of `pairs`.
+    bool whole_when_stopping = true;
   };
+
+  // A walk through one op of the kernel body: the states before and after
+  // it, and what it found there.
+  struct Transfer {
+    std::shared_ptr<const State> before, after;
+    std::set<UnorderedPair> pairs;
+    std::set<UnfencedPair> unfenced;
+    bool whole_when_stopping = true;  // as Checkpoint's
+  };
+  // A Transfer kept elsewhere.
+  struct TransferView {
+    const State* before;
+    const State* after;
+    const std::set<UnorderedPair>* pairs;
+    const std::set<UnfencedPair>* unfenced;
+    bool whole_when_stopping;
+  };
+  static TransferView ViewOf(const Transfer& t) {
+    return TransferView{t.before.get(), t.after.get(), &t.pairs, &t.unfenced,
+                        t.whole_when_stopping};
+  }
 
   Impl(const Kernel& kernel, const SyncAnalysisOptions& options,
        std::optional<FencePlacement> proxy)
@@ -1380,6 +1594,7 @@ struct IncrementalOrdering::Impl {
         << "IncrementalOrdering needs the caller's analyses";
     KIR_CHECK(options.ignored.empty()) << "ignored ops are per query";
     checkpoints.emplace_back();
+    checkpoints.back().before = std::make_shared<const State>();
     // An edge ends at an async access of data or a use of an mbarrier;
     // without one the proxy walk finds nothing (and its state, which no
     // barrier empties of unfenced generic accesses, would only grow).
@@ -1400,37 +1615,142 @@ struct IncrementalOrdering::Impl {
     return kernel.body().IndexOf(TopLevelOf(op));
   }
 
+  // What one op's walk found; `complete`: it went through the whole op
+  // (a walk that stops at its first pair within one iteration, or at any
+  // pair, may end inside it, and its state is then of no use).
+  struct Step {
+    std::set<UnorderedPair> pairs;
+    std::set<UnfencedPair> unfenced;
+    bool same_iteration = false;
+    bool complete = true;
+    bool whole_when_stopping = true;
+  };
+
+  // Walks op `op` of the kernel body from `state`, the state before it,
+  // leaving the state after it. `reference`: an earlier walk through the
+  // same op, which has not changed since. The dataflow is separable by
+  // access (see AccessClass), and the ops a pass inserts and removes
+  // access no data (so they make no entries, and elections stay as they
+  // were): the accesses whose entries equal the reference's before the op
+  // leave it as they left the reference, with the same pairs, so only the
+  // others are walked.
+  Step WalkTop(const Op& op, State& state, const TransferView* reference,
+               bool stop, bool any_only) {
+    Step step;
+    if (reference != nullptr && op.num_regions() > 0) {
+      const std::vector<Access> changed =
+          ChangedUnits(state, *reference->before, AccessOf);
+      auto kept = [&](const UnorderedPair& pair) {
+        return !std::binary_search(changed.begin(), changed.end(),
+                                   Access(pair.first, pair.first_effect));
+      };
+      bool kept_same_iteration = false;
+      for (const UnorderedPair& pair : *reference->pairs) {
+        if (!kept(pair)) continue;
+        step.pairs.insert(step.pairs.end(), pair);
+        kept_same_iteration = kept_same_iteration || !pair.carried;
+      }
+      for (const UnfencedPair& edge : *reference->unfenced) {
+        if (kept(edge.pair)) step.unfenced.insert(step.unfenced.end(), edge);
+      }
+      if (any_only && (!step.pairs.empty() || !step.unfenced.empty())) {
+        step.complete = false;
+        return step;
+      }
+      // A walk that stops at its first pair within one iteration stops
+      // where the reference stopped or where the changed accesses find
+      // one, whichever comes first; where that is inside the op (not after
+      // its last op), which pairs it found takes a walk of the whole state
+      // to know.
+      if (!(stop && kept_same_iteration && !reference->whole_when_stopping)) {
+        State part = Restrict(state, changed, AccessOf);
+        bool skipped = false;
+        if (!part.empty()) {
+          std::vector<AccessClass> classes;
+          for (const Entry& entry : part) {
+            if (classes.empty() || classes.back() != ClassOf(entry)) {
+              classes.push_back(ClassOf(entry));
+            }
+          }
+          analysis.VisitTop(op, part, &classes);
+          skipped = analysis.skipped();
+        }
+        analysis.AddElections(op);
+        if (!(stop && skipped)) {
+          step.pairs.insert(analysis.pairs().begin(), analysis.pairs().end());
+          step.unfenced.insert(analysis.unfenced().begin(),
+                               analysis.unfenced().end());
+          analysis.pairs().clear();
+          analysis.unfenced().clear();
+          state = Replace(*reference->after, part, changed, AccessOf);
+          for (const UnorderedPair& pair : step.pairs) {
+            step.same_iteration = step.same_iteration || !pair.carried;
+          }
+          step.whole_when_stopping = stop || !step.same_iteration;
+          step.complete =
+              !(any_only && (!step.pairs.empty() || !step.unfenced.empty()));
+          return step;
+        }
+        analysis.RetryTop();
+      }
+      step = Step();
+    }
+    analysis.VisitTop(op, state);
+    step.pairs = std::move(analysis.pairs());
+    step.unfenced = std::move(analysis.unfenced());
+    analysis.pairs().clear();
+    analysis.unfenced().clear();
+    for (const UnorderedPair& pair : step.pairs) {
+      step.same_iteration = step.same_iteration || !pair.carried;
+    }
+    // A walk that stopped after the op's last op still went through all
+    // of it.
+    step.complete = !analysis.stopped() || (!any_only && !analysis.skipped());
+    step.whole_when_stopping =
+        !step.same_iteration || (stop && !analysis.skipped());
+    return step;
+  }
+
   // Walks the kernel as it is (nothing ignored) until the states before
   // ops 0..`end` are known, or (`stop`) until a pair within one iteration
   // is found; true when it stopped there, with that op's pairs so far in
-  // `partial`.
+  // `partial`. An op the walk reaches with a kept transfer (Changed) is
+  // walked only for the accesses whose entries differ from it.
   bool Extend(int end, bool stop, Checkpoint* partial) {
     const Region& body = kernel.body();
-    if (static_cast<int>(checkpoints.size()) - 1 < end) {
-      analysis.StartWalk({}, stop, static_cast<int>(checkpoints.size()) - 1);
-    }
-    while (static_cast<int>(checkpoints.size()) - 1 < end) {
-      const int k = static_cast<int>(checkpoints.size()) - 1;
-      State state = checkpoints[k].before;
-      analysis.VisitTop(body.op(k), state);
-      if (stop && analysis.found_same_iteration()) {
+    int k = static_cast<int>(checkpoints.size()) - 1;
+    if (k >= end) return false;
+    analysis.StartWalk({}, stop, k);
+    State state = *checkpoints[k].before;
+    for (; k < end; ++k) {
+      const Op& op = body.op(k);
+      auto transfer = transfers.find(&op);
+      TransferView reference;
+      if (transfer != transfers.end()) reference = ViewOf(transfer->second);
+      Step step =
+          WalkTop(op, state, transfer != transfers.end() ? &reference : nullptr,
+                  stop, /*any_only=*/false);
+      if (!step.complete) {
         // The walk stopped inside this op: its pairs are not all found.
-        partial->pairs = std::move(analysis.pairs());
+        partial->pairs = std::move(step.pairs);
         return true;
       }
       Checkpoint& done = checkpoints[k];
-      done.pairs = std::move(analysis.pairs());
-      done.unfenced = std::move(analysis.unfenced());
-      analysis.pairs().clear();
-      analysis.unfenced().clear();
-      for (const UnorderedPair& pair : done.pairs) {
-        done.same_iteration = done.same_iteration || !pair.carried;
-      }
+      done.op = &op;
+      done.pairs = std::move(step.pairs);
+      done.unfenced = std::move(step.unfenced);
+      done.same_iteration = step.same_iteration;
+      done.whole_when_stopping = step.whole_when_stopping;
       if (!done.pairs.empty() || !done.unfenced.empty()) found_at.insert(k);
       if (done.same_iteration) same_iteration_at.insert(k);
       Checkpoint next;
-      next.before = std::move(state);
-      checkpoints.push_back(std::move(next));
+      next.before = std::make_shared<const State>(state);
+      checkpoints.push_back(std::move(next));  // `done` may move
+      if (stop && step.same_iteration) {
+        // It stopped after the op's last op.
+        partial->pairs = checkpoints[k].pairs;
+        return true;
+      }
     }
     return false;
   }
@@ -1448,6 +1768,44 @@ struct IncrementalOrdering::Impl {
     }
   }
 
+  // The kept walk through op k.
+  TransferView CheckpointTransfer(int k) const {
+    return TransferView{checkpoints[k].before.get(),
+                        checkpoints[k + 1].before.get(), &checkpoints[k].pairs,
+                        &checkpoints[k].unfenced,
+                        checkpoints[k].whole_when_stopping};
+  }
+
+  // What a walk from the start that stops at its first pair within one
+  // iteration finds within op k, the first whose checkpoint has one.
+  std::set<UnorderedPair> StoppingPairsOf(int k) {
+    if (checkpoints[k].whole_when_stopping) return checkpoints[k].pairs;
+    analysis.StartWalk({}, /*stop=*/true, k);
+    State state = *checkpoints[k].before;
+    analysis.VisitTop(kernel.body().op(k), state);
+    std::set<UnorderedPair> pairs = std::move(analysis.pairs());
+    analysis.pairs().clear();
+    return pairs;
+  }
+
+  // Query, with the answers to queries that ignore ops kept until the
+  // kernel changes (a pass asks whether a barrier is needed, then what it
+  // orders); a whole answer also answers `any_only`.
+  std::shared_ptr<const Checkpoint> Answer(const std::set<const Op*>& ignored,
+                                           bool stop, bool any_only) {
+    if (ignored.empty()) {
+      return std::make_shared<const Checkpoint>(Query(ignored, stop, any_only));
+    }
+    std::pair<std::vector<const Op*>, bool> key(
+        std::vector<const Op*>(ignored.begin(), ignored.end()), stop);
+    auto kept = answers.find(key);
+    if (kept != answers.end()) return kept->second;
+    auto found =
+        std::make_shared<const Checkpoint>(Query(ignored, stop, any_only));
+    if (!any_only) answers.emplace(std::move(key), found);
+    return found;
+  }
+
   // What a walk with `ignored` finds, as a fresh FindUnorderedPairs /
   // FindUnfencedPairs would; `any_only`: stop at the first pair.
   Checkpoint Query(const std::set<const Op*>& ignored, bool stop,
@@ -1460,19 +1818,18 @@ struct IncrementalOrdering::Impl {
       found.pairs.insert(c.pairs.begin(), c.pairs.end());
       found.unfenced.insert(c.unfenced.begin(), c.unfenced.end());
     };
+    auto any_found = [&] {
+      return !found.pairs.empty() || !found.unfenced.empty();
+    };
     if (ignored.empty()) {
-      if (stop) {
+      if (stop && !same_iteration_at.empty()) {
         // A walk from the start stops within the first op where it finds
         // a pair within one iteration.
-        if (!same_iteration_at.empty()) {
-          const int k = *same_iteration_at.begin();
-          ForEachFound(0, k, add);
-          analysis.StartWalk({}, stop, k);
-          State state = checkpoints[k].before;
-          analysis.VisitTop(body.op(k), state);
-          add(Checkpoint{{}, std::move(analysis.pairs()), {}, false});
-          return found;
-        }
+        const int k = *same_iteration_at.begin();
+        ForEachFound(0, k, add);
+        std::set<UnorderedPair> pairs = StoppingPairsOf(k);
+        found.pairs.insert(pairs.begin(), pairs.end());
+        return found;
       }
       Checkpoint partial;
       const bool stopped = Extend(size, stop, &partial);
@@ -1481,8 +1838,10 @@ struct IncrementalOrdering::Impl {
       return found;
     }
     int first = size, last = 0;
+    std::set<int> holding_ignored;
     for (const Op* op : ignored) {
       const int index = IndexOfTop(*op);
+      holding_ignored.insert(index);
       first = std::min(first, index);
       last = std::max(last, index);
     }
@@ -1490,25 +1849,23 @@ struct IncrementalOrdering::Impl {
     Extend(size, /*stop=*/false, &unused);
     if (stop && AnySameIterationBefore(first)) return Fresh(ignored, stop);
     ForEachFound(0, first, add);
-    if (any_only && !(found.pairs.empty() && found.unfenced.empty())) {
-      return found;
-    }
-    analysis.StartWalk(ignored, stop, first);
-    State state = checkpoints[first].before;
+    if (any_only && any_found()) return found;
+    analysis.StartWalk(ignored, stop, first, any_only);
+    State state = *checkpoints[first].before;
     for (int k = first; k < size; ++k) {
-      analysis.VisitTop(body.op(k), state);
-      found.pairs.insert(analysis.pairs().begin(), analysis.pairs().end());
-      found.unfenced.insert(analysis.unfenced().begin(),
-                            analysis.unfenced().end());
-      analysis.pairs().clear();
-      analysis.unfenced().clear();
-      if (stop && analysis.found_same_iteration()) return found;
-      if (any_only && !(found.pairs.empty() && found.unfenced.empty())) {
-        return found;
-      }
+      // Ops holding no ignored op are walked from the kernel's own walk
+      // through them, for the accesses the ignored ones changed.
+      const TransferView reference = CheckpointTransfer(k);
+      Step step = WalkTop(body.op(k), state,
+                          holding_ignored.count(k) > 0 ? nullptr : &reference,
+                          stop, any_only);
+      found.pairs.insert(step.pairs.begin(), step.pairs.end());
+      found.unfenced.insert(step.unfenced.begin(), step.unfenced.end());
+      if (stop && step.same_iteration) return found;
+      if (any_only && any_found()) return found;
       // Past every ignored op, a state equal to the one without them makes
       // the rest of the walk the kernel's own.
-      if (k >= last && state == checkpoints[k + 1].before) {
+      if (k >= last && state == *checkpoints[k + 1].before) {
         if (!stop) {
           ForEachFound(k + 1, size, add);
           return found;
@@ -1522,11 +1879,8 @@ struct IncrementalOrdering::Impl {
         }
         const int j = *next;
         ForEachFound(k + 1, j, add);
-        analysis.StartWalk({}, stop, j);
-        State again = checkpoints[j].before;
-        analysis.VisitTop(body.op(j), again);
-        add(Checkpoint{{}, std::move(analysis.pairs()), {}, false});
-        analysis.pairs().clear();
+        std::set<UnorderedPair> pairs = StoppingPairsOf(j);
+        found.pairs.insert(pairs.begin(), pairs.end());
         return found;
       }
     }
@@ -1549,6 +1903,43 @@ struct IncrementalOrdering::Impl {
     return found;
   }
 
+  // The kernel changed at `op` (see IncrementalOrdering::Changed).
+  void Changed(const Op& op) {
+    analysis.Forget(op);
+    answers.clear();
+    const Op* top = TopLevelOf(op);
+    transfers.erase(top);
+    // The state before the changed op's top-level op still holds; what was
+    // found within it and after it does not. The walks through the ops
+    // after it that hold others are kept as transfers (WalkTop walks a leaf
+    // whole).
+    const int index = IndexOfTop(op);
+    const int known = static_cast<int>(checkpoints.size()) - 1;
+    if (index >= known) return;
+    for (int k = index; k < known; ++k) {
+      // Op k when the walk passed it: `top` itself when it changed or is
+      // about to be removed, the op after it when it was inserted.
+      const Op* walked = checkpoints[k].op;
+      if (walked == top || walked->num_regions() == 0) continue;
+      Transfer& transfer = transfers[walked];
+      transfer.before = checkpoints[k].before;
+      transfer.after = checkpoints[k + 1].before;
+      transfer.pairs = std::move(checkpoints[k].pairs);
+      transfer.unfenced = std::move(checkpoints[k].unfenced);
+      transfer.whole_when_stopping = checkpoints[k].whole_when_stopping;
+    }
+    checkpoints.resize(index + 1);
+    found_at.erase(found_at.lower_bound(index), found_at.end());
+    same_iteration_at.erase(same_iteration_at.lower_bound(index),
+                            same_iteration_at.end());
+    Checkpoint& frontier = checkpoints[index];
+    frontier.op = nullptr;
+    frontier.pairs.clear();
+    frontier.unfenced.clear();
+    frontier.same_iteration = false;
+    frontier.whole_when_stopping = true;
+  }
+
   const Kernel& kernel;
   SyncAnalysisOptions base;
   OrderingAnalysis analysis;
@@ -1556,6 +1947,13 @@ struct IncrementalOrdering::Impl {
   // Indices of the complete checkpoints that found something, and of those
   // that found a pair within one iteration.
   std::set<int> found_at, same_iteration_at;
+  // Walks through ops of the kernel body made before a change at an
+  // earlier op, by op; an op's is dropped when it changes.
+  absl::flat_hash_map<const Op*, Transfer> transfers;
+  // Answers to queries that ignore ops (Answer), by ignored ops and stop.
+  absl::flat_hash_map<std::pair<std::vector<const Op*>, bool>,
+                      std::shared_ptr<const Checkpoint>>
+      answers;
   bool nothing_to_find = false;
 };
 
@@ -1566,28 +1964,13 @@ IncrementalOrdering::IncrementalOrdering(const Kernel& kernel,
 
 IncrementalOrdering::~IncrementalOrdering() = default;
 
-void IncrementalOrdering::Changed(const Op& op) {
-  impl_->analysis.Forget(op);
-  // The state before the changed op's top-level op still holds; what was
-  // found within it and after it does not.
-  const int index = impl_->IndexOfTop(op);
-  if (index + 1 < static_cast<int>(impl_->checkpoints.size())) {
-    impl_->checkpoints.resize(index + 1);
-    impl_->found_at.erase(impl_->found_at.lower_bound(index),
-                          impl_->found_at.end());
-    impl_->same_iteration_at.erase(impl_->same_iteration_at.lower_bound(index),
-                                   impl_->same_iteration_at.end());
-    impl_->checkpoints[index].pairs.clear();
-    impl_->checkpoints[index].unfenced.clear();
-    impl_->checkpoints[index].same_iteration = false;
-  }
-}
+void IncrementalOrdering::Changed(const Op& op) { impl_->Changed(op); }
 
 std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
     const std::set<const Op*>& ignored, bool stop_at_first_same_iteration) {
-  Impl::Checkpoint found =
-      impl_->Query(ignored, stop_at_first_same_iteration, false);
-  std::vector<UnorderedPair> pairs(found.pairs.begin(), found.pairs.end());
+  const std::shared_ptr<const Impl::Checkpoint> found =
+      impl_->Answer(ignored, stop_at_first_same_iteration, false);
+  std::vector<UnorderedPair> pairs(found->pairs.begin(), found->pairs.end());
   ProgramPaths paths;
   auto path = [&](const Op* op) -> const std::vector<int>& {
     return paths.Of(op);
@@ -1604,8 +1987,10 @@ std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
 
 std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
     const std::set<const Op*>& ignored) {
-  Impl::Checkpoint found = impl_->Query(ignored, false, false);
-  std::vector<UnfencedPair> pairs(found.unfenced.begin(), found.unfenced.end());
+  const std::shared_ptr<const Impl::Checkpoint> found =
+      impl_->Answer(ignored, false, false);
+  std::vector<UnfencedPair> pairs(found->unfenced.begin(),
+                                  found->unfenced.end());
   ProgramPaths paths;
   auto path = [&](const Op* op) -> const std::vector<int>& {
     return paths.Of(op);
@@ -1632,8 +2017,9 @@ bool IncrementalOrdering::Contains(const UnorderedPair& pair) {
 }
 
 bool IncrementalOrdering::AnyPair(const std::set<const Op*>& ignored) {
-  Impl::Checkpoint found = impl_->Query(ignored, false, true);
-  return !found.pairs.empty() || !found.unfenced.empty();
+  const std::shared_ptr<const Impl::Checkpoint> found =
+      impl_->Answer(ignored, false, true);
+  return !found->pairs.empty() || !found->unfenced.empty();
 }
 
 }  // namespace kir

@@ -15,16 +15,17 @@
 // others through a later barrier the waiter also passes). Named-barrier
 // arrive, mbarrier arrive and cluster arrive release what their threads
 // completed to the matching sync, wait or cluster.wait. Joins keep what
-// holds on every path; loops iterate to a fixed point, and a loop with a
-// constant trip count of at least one is left through its body only. Pairs
-// of one allocation whose two accesses sit in different roles are left to
-// the mbarriers the program uses between roles and are not reported (pairs
-// of two allocations that share bytes are: nothing else orders them); so
-// are pairs with a stage load of a `ring` allocation (an mbarrier-completed
-// write of a circular buffer, whose full and empty rings order it for the
-// ring's consumers, which wait for every stage load before they go on; an
-// allocation sharing the ring's bytes is kept, by plan-shared-memory's
-// lifetimes, after those waits).
+// holds on every path; loops iterate to a fixed point (each round after the
+// first walks only the accesses whose state at the top of the body
+// changed), and a loop with a constant trip count of at least one is left
+// through its body only. Pairs of one allocation whose two accesses sit in
+// different roles are left to the mbarriers the program uses between roles
+// and are not reported (pairs of two allocations that share bytes are:
+// nothing else orders them); so are pairs with a stage load of a `ring`
+// allocation (an mbarrier-completed write of a circular buffer, whose full
+// and empty rings order it for the ring's consumers, which wait for every
+// stage load before they go on; an allocation sharing the ring's bytes is
+// kept, by plan-shared-memory's lifetimes, after those waits).
 //
 // Proxies (FindUnfencedPairs, CheckProxyFences). The same dataflow, with
 // generic accesses of global memory, finds the generic -> async edges: a
@@ -55,6 +56,7 @@
 #define KIR_ANALYSIS_ORDERING_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -63,6 +65,7 @@
 #include <vector>
 
 #include "analysis/conflicts.h"
+#include "ir/effects.h"
 #include "ir/ir.h"
 
 namespace kir {
@@ -95,7 +98,6 @@ struct SyncAnalysisOptions {
   bool complete_uncommitted_async = false;
   // Ops treated as absent (to ask whether a barrier is needed).
   std::set<const Op*> ignored;
-  ConflictCache* cache = nullptr;
   // The kernel's thread and conflict analyses (the conflicts built on
   // those threads), kept by a pass across its queries; when null, each
   // query builds its own. They must describe the kernel as it is: a pass
@@ -109,6 +111,16 @@ struct SyncAnalysisOptions {
   // than every pair. Enough for a caller that orders the earliest such
   // pair first, or asks only whether any pair is left.
   bool stop_at_first_same_iteration = false;
+  // Every round of a loop's fixed point walks every access, not only those
+  // whose state at the top of the body changed since the last round: the
+  // same answers for more work, as a reference for tests.
+  bool walk_every_class = false;
+  // When set, FindUnorderedPairs looks only for pairs whose two effects
+  // (the earlier, the later) it accepts: the others are neither compared
+  // nor reported. The dataflow is the same, so the answer is the pairs of
+  // the whole answer that it accepts.
+  std::function<bool(const MemoryEffect& earlier, const MemoryEffect& later)>
+      wanted_pairs;
 };
 
 // Every conflicting pair of accesses that some path leaves
@@ -137,8 +149,8 @@ struct UnfencedPair {
 };
 
 // Every edge that some path leaves unfenced, sorted by (second, first) in
-// program order. Uses `options.ignored` and the analyses it gives; ignores
-// the other options.
+// program order. Uses `options.ignored`, the analyses it gives and
+// walk_every_class; ignores the other options.
 std::vector<UnfencedPair> FindUnfencedPairs(
     const Kernel& kernel, FencePlacement placement,
     const SyncAnalysisOptions& options = {});
@@ -148,12 +160,17 @@ std::vector<UnfencedPair> FindUnfencedPairs(
 // access no data). It keeps the state before each op of the kernel body
 // and the pairs found within each, and walks again only from the first one
 // that changed; a query that ignores an op walks from that op until the
-// state is again the kernel's own. Each answer equals FindUnorderedPairs
-// (or FindUnfencedPairs) on the kernel as it is, with the same options.
+// state is again the kernel's own. The dataflow is separable by access:
+// an op of the kernel body that did not change is walked again only for
+// the accesses whose state before it differs from an earlier walk through
+// it, which gives the others' state after it and pairs (so a barrier before
+// a few large roles walks the roles for the accesses it orders, not for
+// all). Each answer equals FindUnorderedPairs (or FindUnfencedPairs) on the
+// kernel as it is, with the same options.
 class IncrementalOrdering {
  public:
   // `options` gives the analyses (threads, conflicts) and the reading
-  // (complete_uncommitted_async, cache), and ignores nothing. With `proxy`
+  // (complete_uncommitted_async), and ignores nothing. With `proxy`
   // it answers UnfencedPairs in that placement model, else UnorderedPairs.
   IncrementalOrdering(const Kernel& kernel, const SyncAnalysisOptions& options,
                       std::optional<FencePlacement> proxy = std::nullopt);
@@ -173,7 +190,9 @@ class IncrementalOrdering {
   // Whether UnorderedPairs() holds `pair`; walks only as far as its later
   // access.
   bool Contains(const UnorderedPair& pair);
-  // Whether the query with `ignored` finds anything.
+  // Whether the query with `ignored` finds anything (stops at the first
+  // pair). Answers to queries that ignore ops are kept until the next
+  // change.
   bool AnyPair(const std::set<const Op*>& ignored);
 
  private:
@@ -182,8 +201,10 @@ class IncrementalOrdering {
 };
 
 // The ordering dataflow's work in this process so far: for every op a walk
-// visited, the pending accesses it met (plus one). A measure that does not
-// depend on the machine, for tests that bound what a pass costs.
+// visited, the pending accesses it met (plus one), and for a walk that
+// starts part-way, the ops before it whose elections it takes. A measure
+// that does not depend on the machine, for tests that bound what a pass
+// costs.
 int64_t OrderingDataflowWork();
 
 // Describes an access for diagnostics: "write of %s[%i, %j]".

@@ -2,19 +2,21 @@
 // removed, each of its answers equals a walk from scratch.
 #include "analysis/ordering.h"
 
+#include <cstdint>
 #include <fstream>
 #include <memory>
-#include <random>
-#include <set>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "analysis/conflicts.h"
+#include "analysis/ordering_test_helpers.h"
 #include "analysis/test_helpers.h"
 #include "analysis/thread_analysis.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
+#include "ir/effects.h"
 
 namespace kir {
 namespace {
@@ -26,13 +28,13 @@ std::string ReadExample(const std::string& name) {
   return text.str();
 }
 
-// Straight-line units of a write and a read of another thread's element,
-// some under a condition or in a loop.
-std::string StraightKernel(int units) {
-  std::string text = R"(kernel @k(%g: global f32[128]) block(128) {
+// The first ops of the kernels below: the thread's element and its mirror,
+// a shared buffer for their units and one for other writes.
+constexpr char kHead[] = R"(kernel @k(%g: global f32[128]) block(128) {
   %c0 = const 0 : index
   %c1 = const 1 : index
   %c2 = const 2 : index
+  %c8 = const 8 : index
   %c127 = const 127 : index
   %c64 = const 64 : index
   %f = const 1.0 : f32
@@ -40,113 +42,43 @@ std::string StraightKernel(int units) {
   %mirror = sub %c127, %tx : index
   %low = cmp lt %tx, %c64 : i1
   %s = alloc.shared : shared f32[128]
+  %p = alloc.shared : shared f32[128]
 )";
+
+// A write and a read of another thread's element.
+std::string Unit(const std::string& value, const std::string& indent) {
+  return indent + "store %s[%tx], %f\n" + indent + value +
+         " = load %s[%mirror] : f32\n" + indent + "store %g[%tx], " + value +
+         "\n";
+}
+
+// Straight-line units, some under a condition or in a loop.
+std::string StraightKernel(int units) {
+  std::string text = kHead;
   for (int u = 0; u < units; ++u) {
     const std::string v = "%v" + std::to_string(u);
     switch (u % 3) {
       case 0:
-        text += "  store %s[%tx], %f\n  " + v +
-                " = load %s[%mirror] : f32\n  store %g[%tx], " + v + "\n";
+        text += Unit(v, "  ");
         break;
       case 1:
         text += "  if %low {\n    store %s[%tx], %f\n  }\n  " + v +
                 " = load %s[%mirror] : f32\n  store %g[%tx], " + v + "\n";
         break;
       default:
-        text += "  for %i" + std::to_string(u) +
-                " = %c0 to %c2 step %c1 {\n    store %s[%tx], %f\n    " + v +
-                " = load %s[%mirror] : f32\n    store %g[%tx], " + v +
-                "\n  }\n";
+        text += "  for %i" + std::to_string(u) + " = %c0 to %c2 step %c1 {\n" +
+                Unit(v, "    ") + "  }\n";
         break;
     }
   }
   return text + "}\n";
 }
 
-// Every region of the kernel and every place in it.
-std::vector<std::pair<Region*, int>> Places(Kernel& kernel) {
-  std::vector<std::pair<Region*, int>> places;
-  std::vector<Region*> regions = {&kernel.body()};
-  Walk(kernel.body(), [&](Op& op) {
-    for (int r = 0; r < op.num_regions(); ++r) regions.push_back(&op.region(r));
-  });
-  for (Region* region : regions) {
-    for (int i = 0; i <= region->size(); ++i) places.emplace_back(region, i);
-  }
-  return places;
-}
-
 void CheckAgainstScratch(const std::string& text, int steps,
                          std::optional<FencePlacement> proxy, int seed) {
   std::unique_ptr<Module> module = Parse(text);
   ASSERT_NE(module, nullptr);
-  Kernel& kernel = *module->kernels[0];
-  ThreadAnalysis threads(kernel);
-  ConflictAnalysis conflicts(kernel, threads);
-  SyncAnalysisOptions options;
-  options.complete_uncommitted_async = !proxy.has_value();
-  options.threads = &threads;
-  options.conflicts = &conflicts;
-  IncrementalOrdering ordering(kernel, options, proxy);
-  std::mt19937 random(seed);
-  std::vector<Op*> inserted;
-  auto compare = [&](const std::set<const Op*>& ignored, bool stop) {
-    SyncAnalysisOptions scratch = options;
-    scratch.ignored = ignored;
-    scratch.stop_at_first_same_iteration = stop;
-    if (proxy) {
-      EXPECT_EQ(ordering.UnfencedPairs(ignored).size(),
-                FindUnfencedPairs(kernel, *proxy, scratch).size());
-      std::vector<UnfencedPair> a = ordering.UnfencedPairs(ignored);
-      std::vector<UnfencedPair> b = FindUnfencedPairs(kernel, *proxy, scratch);
-      for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-        EXPECT_FALSE(a[i] < b[i] || b[i] < a[i]) << "pair " << i;
-      }
-      EXPECT_EQ(ordering.AnyPair(ignored), !b.empty());
-      return;
-    }
-    std::vector<UnorderedPair> expected = FindUnorderedPairs(kernel, scratch);
-    EXPECT_EQ(ordering.UnorderedPairs(ignored, stop), expected)
-        << "ignoring " << ignored.size() << ", stop " << stop;
-    if (!stop) {
-      EXPECT_EQ(ordering.AnyPair(ignored), !expected.empty());
-      for (const UnorderedPair& pair : expected) {
-        if (ignored.empty()) EXPECT_TRUE(ordering.Contains(pair));
-      }
-    }
-  };
-  for (int step = 0; step < steps; ++step) {
-    compare({}, false);
-    compare({}, true);
-    if (!inserted.empty()) {
-      Op* some = inserted[random() % inserted.size()];
-      compare({some}, false);
-      compare({some}, true);
-    }
-    if (!inserted.empty() && random() % 4 == 0) {
-      // Take one out again.
-      const size_t which = random() % inserted.size();
-      Op* op = inserted[which];
-      inserted.erase(inserted.begin() + which);
-      ordering.Changed(*op);
-      threads.RemoveOp(*op);
-      op->parent_region()->Take(op->parent_region()->IndexOf(op));
-      continue;
-    }
-    std::vector<std::pair<Region*, int>> places = Places(kernel);
-    auto [region, index] = places[random() % places.size()];
-    // Not after a return, and barriers only where the whole block is.
-    if (index > 0 && region->op(index - 1).kind() == OpKind::kReturn) {
-      continue;
-    }
-    OpBuilder builder(*region, index);
-    Op* op = proxy ? builder.Create(OpKind::kFenceProxyAsync, {},
-                                    {{"space", Attribute::Enum("all")}})
-                   : builder.Create(OpKind::kBarrierBlock, {});
-    threads.AddOp(*op);
-    ordering.Changed(*op);
-    inserted.push_back(op);
-  }
+  ExpectIncrementalMatchesScratch(*module->kernels[0], steps, proxy, seed);
 }
 
 TEST(IncrementalOrderingTest, StraightLineMatchesWalksFromScratch) {
@@ -165,6 +97,108 @@ TEST(IncrementalOrderingTest, ExamplesMatchWalksFromScratch) {
     CheckAgainstScratch(text, 6, FencePlacement::kWriters, 7);
     CheckAgainstScratch(text, 6, FencePlacement::kIssuer, 7);
   }
+}
+
+// `pending` shared writes that nothing orders, each of its own element,
+// then a loop of `body` units.
+std::string PendingThenLoop(int pending, int body) {
+  std::string text = kHead;
+  for (int u = 0; u < pending; ++u) text += "  store %p[%tx], %f\n";
+  text += "  for %i = %c0 to %c8 step %c1 {\n";
+  for (int u = 0; u < body; ++u) {
+    text += Unit("%v" + std::to_string(u), "    ");
+  }
+  return text + "  }\n}\n";
+}
+
+// The ordering dataflow's work for `run`.
+template <typename Fn>
+int64_t WorkOf(Fn&& run) {
+  const int64_t before = OrderingDataflowWork();
+  run();
+  return OrderingDataflowWork() - before;
+}
+
+// The rounds of a loop's fixed point after the first walk only the
+// accesses whose state at the top of the body changed: here the loop's own
+// (their entries carried one more iteration each round), not the 32
+// pending ones from before the loop, which every round used to walk again
+// (today about a third of the work).
+TEST(OrderingDataflowTest, LoopRoundsWalkOnlyTheAccessesThatChanged) {
+  std::unique_ptr<Module> module = Parse(PendingThenLoop(32, 8));
+  ASSERT_NE(module, nullptr);
+  const Kernel& kernel = *module->kernels[0];
+  SyncAnalysisOptions every_class;
+  every_class.walk_every_class = true;
+  std::vector<UnorderedPair> expected, pairs;
+  const int64_t every_work =
+      WorkOf([&] { expected = FindUnorderedPairs(kernel, every_class); });
+  const int64_t work = WorkOf([&] { pairs = FindUnorderedPairs(kernel); });
+  EXPECT_FALSE(expected.empty());
+  EXPECT_EQ(pairs, expected);
+  EXPECT_LT(2 * work, every_work)
+      << "every round: " << every_work << ", changed only: " << work;
+  CheckAgainstScratch(PendingThenLoop(8, 2), 8, std::nullopt, 3);
+}
+
+// Looking for some pairs only (wanted_pairs) finds exactly those of the
+// whole answer: here the pairs whose later access reads.
+TEST(OrderingDataflowTest, WantedPairsAreThoseOfTheWholeAnswer) {
+  size_t wanted = 0, others = 0;
+  for (const std::string& text :
+       {StraightKernel(9), ReadExample("ws_gemm.lowered.kir"),
+        ReadExample("epilogue.lowered.kir")}) {
+    std::unique_ptr<Module> module = Parse(text);
+    ASSERT_NE(module, nullptr);
+    const Kernel& kernel = *module->kernels[0];
+    auto later_reads = [](const MemoryEffect&, const MemoryEffect& later) {
+      return later.mode == AccessMode::kRead;
+    };
+    const std::vector<UnorderedPair> all = FindUnorderedPairs(kernel);
+    std::vector<UnorderedPair> expected;
+    for (const UnorderedPair& pair : all) {
+      if (later_reads(MemoryEffectsOf(*pair.first)[pair.first_effect],
+                      MemoryEffectsOf(*pair.second)[pair.second_effect])) {
+        expected.push_back(pair);
+      }
+    }
+    SyncAnalysisOptions options;
+    options.wanted_pairs = later_reads;
+    EXPECT_EQ(FindUnorderedPairs(kernel, options), expected);
+    wanted += expected.size();
+    others += all.size() - expected.size();
+  }
+  // Both kinds occur.
+  EXPECT_GT(wanted, 0u);
+  EXPECT_GT(others, 0u);
+}
+
+// Inserting a barrier before the loop walks the loop again only for the
+// accesses whose state the barrier changed (the pending writes it orders),
+// with the loop's last walk for the others.
+TEST(IncrementalOrderingTest, ABarrierBeforeALoopWalksItOnlyForWhatChanged) {
+  std::unique_ptr<Module> module = Parse(PendingThenLoop(4, 24));
+  ASSERT_NE(module, nullptr);
+  Kernel& kernel = *module->kernels[0];
+  ThreadAnalysis threads(kernel);
+  ConflictAnalysis conflicts(kernel, threads);
+  SyncAnalysisOptions options;
+  options.threads = &threads;
+  options.conflicts = &conflicts;
+  IncrementalOrdering ordering(kernel, options);
+  const int64_t first = WorkOf([&] { ordering.UnorderedPairs(); });
+  Region& body = kernel.body();
+  int loop = 0;
+  while (body.op(loop).kind() != OpKind::kFor) ++loop;
+  OpBuilder builder(body, loop);
+  Op* barrier = builder.Create(OpKind::kBarrierBlock, {});
+  threads.AddOp(*barrier);
+  ordering.Changed(*barrier);
+  std::vector<UnorderedPair> pairs;
+  const int64_t again = WorkOf([&] { pairs = ordering.UnorderedPairs(); });
+  EXPECT_EQ(pairs, FindUnorderedPairs(kernel, options));
+  EXPECT_LT(10 * again, first)
+      << "first walk: " << first << ", after the barrier: " << again;
 }
 
 }  // namespace

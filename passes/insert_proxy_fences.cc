@@ -360,10 +360,11 @@ class FenceInserter {
               "between them that a fence can precede)";
   }
 
-  // Drops each inserted fence (in program order) that no edge needs.
+  // Drops each inserted fence (in program order) that no edge needs (every
+  // edge asked for, as in insert-syncs: RecordProvenance asks again).
   void Minimize() {
     for (Op* fence : InProgramOrder(kernel_, inserted_)) {
-      if (!ordering_->AnyPair({fence})) {
+      if (ordering_->UnfencedPairs({fence}).empty()) {
         inserted_.erase(fence);
         Remove(fence);
       }

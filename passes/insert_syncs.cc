@@ -214,7 +214,6 @@ class SyncInserter {
         conflicts_(context.Get<ConflictAnalysis>(kernel)),
         threads_(context.Get<ThreadAnalysis>(kernel)) {
     options_.complete_uncommitted_async = true;
-    options_.cache = &cache_;
     options_.threads = &threads_;
     options_.conflicts = &conflicts_;
     ordering_ = std::make_unique<IncrementalOrdering>(kernel_, options_);
@@ -428,10 +427,13 @@ class SyncInserter {
     return ordering_->Contains(pair);
   }
 
-  // Drops each inserted barrier (in program order) that nothing needs.
+  // Drops each inserted barrier (in program order) that nothing needs. It
+  // asks for every pair a barrier orders, not just whether there is one:
+  // RecordProvenance asks again, and the dataflow keeps the answer while
+  // the kernel does not change.
   void Minimize() {
     for (Op* barrier : InProgramOrder(kernel_, inserted_)) {
-      if (!ordering_->AnyPair({barrier})) {
+      if (ordering_->UnorderedPairs({barrier}).empty()) {
         inserted_.erase(barrier);
         Remove(barrier);
       }
@@ -514,7 +516,6 @@ class SyncInserter {
   RegionsWithRoles roles_;
   const ConflictAnalysis& conflicts_;
   ThreadAnalysis& threads_;
-  ConflictCache cache_;
   SyncAnalysisOptions options_;
   // The dataflow kept across rounds; told of every barrier added or taken.
   std::unique_ptr<IncrementalOrdering> ordering_;

@@ -226,6 +226,14 @@ class Planner {
   std::vector<UnorderedPair> AliasedPairs(const std::set<AllocPair>& aliased) {
     SyncAnalysisOptions options;
     options.complete_uncommitted_async = true;
+    // Only pairs of two aliased allocations are compared.
+    options.wanted_pairs = [&](const MemoryEffect& earlier,
+                               const MemoryEffect& later) {
+      const Op* a = SharedAllocOf(earlier.buffer);
+      const Op* b = SharedAllocOf(later.buffer);
+      return a != nullptr && b != nullptr && a != b &&
+             aliased.count(Ordered(a, b)) != 0;
+    };
     std::vector<UnorderedPair> out;
     for (const UnorderedPair& pair : FindUnorderedPairs(kernel_, options)) {
       const std::vector<MemoryEffect> first = MemoryEffectsOf(*pair.first);

@@ -1,0 +1,123 @@
+// A check that the tests of the ordering dataflow and of the passes that
+// keep it share. Only *_test.cc files include this (it uses GoogleTest).
+#ifndef KIR_ANALYSIS_ORDERING_TEST_HELPERS_H_
+#define KIR_ANALYSIS_ORDERING_TEST_HELPERS_H_
+
+#include <optional>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "analysis/conflicts.h"
+#include "analysis/ordering.h"
+#include "analysis/thread_analysis.h"
+#include "gtest/gtest.h"
+#include "ir/builder.h"
+#include "ir/ir.h"
+
+namespace kir {
+
+// Every region of the kernel and every place in it.
+inline std::vector<std::pair<Region*, int>> PlacesIn(Kernel& kernel) {
+  std::vector<std::pair<Region*, int>> places;
+  std::vector<Region*> regions = {&kernel.body()};
+  Walk(kernel.body(), [&](Op& op) {
+    for (int r = 0; r < op.num_regions(); ++r) regions.push_back(&op.region(r));
+  });
+  for (Region* region : regions) {
+    for (int i = 0; i <= region->size(); ++i) places.emplace_back(region, i);
+  }
+  return places;
+}
+
+// Inserts and removes barriers (fences, with `proxy`) at random places of
+// `kernel`, `steps` times, and after each change expects every answer of an
+// IncrementalOrdering kept across the changes to equal a walk from scratch,
+// and the walk from scratch to equal one whose loop rounds walk every
+// access (walk_every_class).
+inline void ExpectIncrementalMatchesScratch(Kernel& kernel, int steps,
+                                            std::optional<FencePlacement> proxy,
+                                            int seed) {
+  ThreadAnalysis threads(kernel);
+  ConflictAnalysis conflicts(kernel, threads);
+  SyncAnalysisOptions options;
+  options.complete_uncommitted_async = !proxy.has_value();
+  options.threads = &threads;
+  options.conflicts = &conflicts;
+  IncrementalOrdering ordering(kernel, options, proxy);
+  std::mt19937 random(seed);
+  std::vector<Op*> inserted;
+  auto compare = [&](const std::set<const Op*>& ignored, bool stop) {
+    SyncAnalysisOptions scratch = options;
+    scratch.ignored = ignored;
+    scratch.stop_at_first_same_iteration = stop;
+    SyncAnalysisOptions every_class = scratch;
+    every_class.walk_every_class = true;
+    if (proxy) {
+      std::vector<UnfencedPair> a = ordering.UnfencedPairs(ignored);
+      std::vector<UnfencedPair> b = FindUnfencedPairs(kernel, *proxy, scratch);
+      std::vector<UnfencedPair> c =
+          FindUnfencedPairs(kernel, *proxy, every_class);
+      EXPECT_EQ(a.size(), b.size());
+      EXPECT_EQ(b.size(), c.size());
+      for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+        EXPECT_FALSE(a[i] < b[i] || b[i] < a[i]) << "pair " << i;
+      }
+      for (size_t i = 0; i < b.size() && i < c.size(); ++i) {
+        EXPECT_FALSE(b[i] < c[i] || c[i] < b[i]) << "pair " << i;
+      }
+      EXPECT_EQ(ordering.AnyPair(ignored), !b.empty());
+      return;
+    }
+    std::vector<UnorderedPair> expected = FindUnorderedPairs(kernel, scratch);
+    EXPECT_EQ(FindUnorderedPairs(kernel, every_class), expected)
+        << "ignoring " << ignored.size() << ", stop " << stop;
+    EXPECT_EQ(ordering.UnorderedPairs(ignored, stop), expected)
+        << "ignoring " << ignored.size() << ", stop " << stop;
+    if (!stop) {
+      EXPECT_EQ(ordering.AnyPair(ignored), !expected.empty());
+      for (const UnorderedPair& pair : expected) {
+        if (ignored.empty()) {
+          EXPECT_TRUE(ordering.Contains(pair));
+        }
+      }
+    }
+  };
+  for (int step = 0; step < steps; ++step) {
+    compare({}, false);
+    compare({}, true);
+    if (!inserted.empty()) {
+      Op* some = inserted[random() % inserted.size()];
+      compare({some}, false);
+      compare({some}, true);
+    }
+    if (!inserted.empty() && random() % 4 == 0) {
+      // Take one out again.
+      const size_t which = random() % inserted.size();
+      Op* op = inserted[which];
+      inserted.erase(inserted.begin() + which);
+      ordering.Changed(*op);
+      threads.RemoveOp(*op);
+      op->parent_region()->Take(op->parent_region()->IndexOf(op));
+      continue;
+    }
+    std::vector<std::pair<Region*, int>> places = PlacesIn(kernel);
+    auto [region, index] = places[random() % places.size()];
+    // Not after a return, and barriers only where the whole block is.
+    if (index > 0 && region->op(index - 1).kind() == OpKind::kReturn) {
+      continue;
+    }
+    OpBuilder builder(*region, index);
+    Op* op = proxy ? builder.Create(OpKind::kFenceProxyAsync, {},
+                                    {{"space", Attribute::Enum("all")}})
+                   : builder.Create(OpKind::kBarrierBlock, {});
+    threads.AddOp(*op);
+    ordering.Changed(*op);
+    inserted.push_back(op);
+  }
+}
+
+}  // namespace kir
+
+#endif  // KIR_ANALYSIS_ORDERING_TEST_HELPERS_H_
