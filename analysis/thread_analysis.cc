@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <bitset>
+#include <deque>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -130,12 +132,22 @@ struct ValueState {
   bool exact() const { return part != nullptr && !offset.has_value(); }
 };
 
+// A set of executing threads, kept once however many ops share it (all the
+// ops of a region do): per op, an executing set of 1024 bits and its
+// ThreadSet would be most of the analysis's memory.
+struct ExecSet {
+  Bits bits;
+  ThreadSet set;  // bits as reported (unknown when the shape is)
+  // Whether at most one thread is in it, or all of them are in one warp.
+  bool at_most_one = false;
+  bool one_warp = false;
+};
+
 struct OpState {
-  Bits exec;
+  int exec = 0;  // into Impl::exec_sets
   // Pre-order position in the kernel when the analysis was built; -1 for
   // an op added since (AddOp), whose position is found structurally.
   int order = 0;
-  ThreadSet set;  // exec as reported (unknown when the shape is)
 };
 
 bool IsIntegerScalar(const Type& type) {
@@ -256,7 +268,9 @@ struct ThreadAnalysis::Impl {
 
   // Setup and the walk.
   void Visit(const Region& region, const Bits& exec);
-  void VisitOp(const Op& op, const Bits& exec);
+  void VisitOp(const Op& op, int exec_id, const Bits& exec);
+  // The id of `bits` in exec_sets, added if new.
+  int InternExec(const Bits& bits);
   void ComputeResult(const Op& op, const Bits& exec);
   void ComputeInductionVariable(const Op& op, const Bits& exec);
 
@@ -297,6 +311,9 @@ struct ThreadAnalysis::Impl {
   Bits universe;
   absl::flat_hash_map<const Value*, ValueState> values;
   absl::flat_hash_map<const Op*, OpState> ops;
+  // Stable addresses: ExecutingThreads and ExecutingBits hand them out.
+  std::deque<ExecSet> exec_sets;
+  absl::flat_hash_map<Bits, int, std::hash<Bits>> exec_ids;
   std::vector<const Op*> returns;  // in program order
   int next_order = 0;
 };
@@ -324,20 +341,42 @@ ThreadAnalysis::Impl::Impl(const Kernel& kernel) : kernel(kernel) {
   Visit(kernel.body(), universe);
 }
 
-void ThreadAnalysis::Impl::Visit(const Region& region, const Bits& exec) {
-  for (int i = 0; i < region.size(); ++i) VisitOp(region.op(i), exec);
-}
-
-void ThreadAnalysis::Impl::VisitOp(const Op& op, const Bits& exec) {
-  OpState& state = ops[&op];
-  state.exec = exec;
-  state.order = next_order++;
+int ThreadAnalysis::Impl::InternExec(const Bits& bits) {
+  auto [it, inserted] =
+      exec_ids.try_emplace(bits, static_cast<int>(exec_sets.size()));
+  if (!inserted) return it->second;
+  ExecSet& exec = exec_sets.emplace_back();
+  exec.bits = bits;
   if (shape_known) {
-    state.set = ThreadSet::None(universe_size);
+    exec.set = ThreadSet::None(universe_size);
     for (int t = 0; t < universe_size; ++t) {
-      state.set.mutable_bits()[t] = exec[t];
+      exec.set.mutable_bits()[t] = bits[t];
     }
   }
+  exec.at_most_one = bits.count() <= 1;
+  int first_warp = -1;
+  exec.one_warp = true;
+  for (int t = 0; t < universe_size && exec.one_warp; ++t) {
+    if (!bits[t]) continue;
+    exec.one_warp = first_warp < 0 || t / kWarpSize == first_warp;
+    first_warp = t / kWarpSize;
+  }
+  return it->second;
+}
+
+void ThreadAnalysis::Impl::Visit(const Region& region, const Bits& exec) {
+  // Every op of the region runs in the same threads: one lookup for all.
+  const int exec_id = InternExec(exec);
+  for (int i = 0; i < region.size(); ++i) {
+    VisitOp(region.op(i), exec_id, exec);
+  }
+}
+
+void ThreadAnalysis::Impl::VisitOp(const Op& op, int exec_id,
+                                   const Bits& exec) {
+  OpState& state = ops[&op];
+  state.exec = exec_id;
+  state.order = next_order++;
   if (op.kind() == OpKind::kReturn) returns.push_back(&op);
   if (op.num_results() > 0) ComputeResult(op, exec);
 
@@ -699,7 +738,7 @@ Bits ThreadAnalysis::Impl::RoleBits(const Op& role) const {
 
 const Bits& ThreadAnalysis::Impl::ExecOf(const Op& op) const {
   auto it = ops.find(&op);
-  return it == ops.end() ? universe : it->second.exec;
+  return it == ops.end() ? universe : exec_sets[it->second.exec].bits;
 }
 
 bool ThreadAnalysis::Impl::GuardUniform(const Op& guard, Scope scope,
@@ -776,29 +815,23 @@ const ThreadSet& ThreadAnalysis::ExecutingThreads(const Op& op) const {
   static const ThreadSet* unknown = new ThreadSet(ThreadSet::Unknown());
   auto it = impl_->ops.find(&op);
   if (it == impl_->ops.end() || !impl_->shape_known) return *unknown;
-  return it->second.set;
+  return impl_->exec_sets[it->second.exec].set;
 }
 
 const std::bitset<1024>* ThreadAnalysis::ExecutingBits(const Op& op) const {
   auto it = impl_->ops.find(&op);
   if (it == impl_->ops.end() || !impl_->shape_known) return nullptr;
-  return &it->second.exec;
+  return &impl_->exec_sets[it->second.exec].bits;
 }
 
 bool ThreadAnalysis::IsSingleThread(const Op& op) const {
   auto it = impl_->ops.find(&op);
   if (it == impl_->ops.end()) return false;
-  const Bits& exec = it->second.exec;
-  if (exec.count() <= 1) return true;
+  const ExecSet& exec = impl_->exec_sets[it->second.exec];
+  if (exec.at_most_one) return true;
   // Under `if %e` (then side) with %e implying an elect.sync result, each
   // warp contributes at most one thread; so one warp gives one thread.
-  int first_warp = -1;
-  for (int t = 0; t < impl_->universe_size; ++t) {
-    if (!exec[t]) continue;
-    if (first_warp >= 0 && t / kWarpSize != first_warp) return false;
-    first_warp = t / kWarpSize;
-  }
-  return IsElectedPerWarp(op);
+  return exec.one_warp && IsElectedPerWarp(op);
 }
 
 bool ThreadAnalysis::IsElectedPerWarp(const Op& op) const {
@@ -903,15 +936,8 @@ void ThreadAnalysis::AddOp(const Op& op) {
       << op.mnemonic();
   KIR_CHECK(op.kind() != OpKind::kReturn) << "a return changes the guards";
   KIR_CHECK(op.parent_region() != nullptr) << "AddOp before the op is placed";
-  OpState& state = impl_->ops[&op];
-  state.exec = impl_->RegionExec(*op.parent_region());
-  state.order = -1;
-  if (impl_->shape_known) {
-    state.set = ThreadSet::None(impl_->universe_size);
-    for (int t = 0; t < impl_->universe_size; ++t) {
-      state.set.mutable_bits()[t] = state.exec[t];
-    }
-  }
+  const int exec = impl_->InternExec(impl_->RegionExec(*op.parent_region()));
+  impl_->ops[&op] = OpState{exec, -1};
 }
 
 void ThreadAnalysis::RemoveOp(const Op& op) { impl_->ops.erase(&op); }
