@@ -591,9 +591,11 @@ void Region::Reset(std::vector<std::unique_ptr<Op>> ops) {
 Op* Region::Insert(int index, std::unique_ptr<Op> op) {
   KIR_CHECK(index >= 0 && index <= size());
   if (gap_size_ == 0) {
-    // Grow as a vector does, the new room becoming the gap at `index`.
+    // Grow as a vector does, the new room becoming the gap at `index`; at
+    // least four slots, so that a small region (an if's body) is one
+    // allocation rather than one per doubling.
     const int size = this->size();
-    const int room = std::max(1, size);
+    const int room = std::max(4, size);
     gap_begin_ = size;  // no gap, so no op moves
     slots_.resize(size + room);
     gap_size_ = room;

@@ -91,6 +91,10 @@ class Value {
   } owner_ = {nullptr};
 };
 
+// A buffer reference's index tuple. Up to two indices live inline (the
+// same 24 bytes a std::vector takes): no heap allocation for most.
+using IndexList = absl::InlinedVector<Value*, 2>;
+
 // One operand slot: a value, and for buffer references (`%buf[%i, %j]`) the
 // index tuple, outermost first.
 //
@@ -99,10 +103,14 @@ class Value {
 // commit (`%t@1`); a token used after its loop names the last instance.
 struct Operand {
   Value* value = nullptr;
-  std::vector<Value*> indices;
+  IndexList indices;
   int distance = 0;
   bool indexed = false;  // last, in the padding after `distance`
 };
+
+// An op's operands: two (most ops have at most two) live inside the op, so
+// that building, walking and freeing an op touches no separate array.
+using OperandList = absl::InlinedVector<Operand, 2>;
 
 // ---------------------------------------------------------------------------
 // Attributes.
@@ -183,8 +191,8 @@ class Op {
   const Operand& operand(int i) const { return operands_[i]; }
   Operand& mutable_operand(int i) { return operands_[i]; }
   Value* operand_value(int i) const { return operands_[i].value; }
-  const std::vector<Operand>& operands() const { return operands_; }
-  std::vector<Operand>& mutable_operands() { return operands_; }
+  const OperandList& operands() const { return operands_; }
+  OperandList& mutable_operands() { return operands_; }
   // Calls `fn(Value*&)` on every used value: operands and their indices.
   template <typename Fn>
   void ForEachUse(Fn&& fn) {
@@ -331,13 +339,14 @@ class Op {
 
   OpKind kind_;
   int slot_ = -1;  // where parent_ keeps it (see Region)
-  std::vector<Operand> operands_;
+  OperandList operands_;
   // The one result most ops have, and the others (rare) behind a pointer:
   // two words in every op.
   std::unique_ptr<Value> first_result_;
   std::unique_ptr<std::vector<std::unique_ptr<Value>>> more_results_;
   std::vector<std::pair<std::string, Attribute>> attrs_;
-  std::vector<std::unique_ptr<Region>> regions_;
+  // Up to two (if, splitk) inline.
+  absl::InlinedVector<std::unique_ptr<Region>, 2> regions_;
   Region* parent_ = nullptr;
   Location loc_;
   // Only inserted ops have one; the parsed majority pays a pointer.

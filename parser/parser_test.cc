@@ -599,6 +599,37 @@ TEST(ParserErrorRenderingTest, ShowsTheLineCaretAndNotes) {
       << missing_operand;
 }
 
+// The note of a redefinition points at where the earlier name was written:
+// an op's later result, an induction variable, a parameter or size, or a
+// name earlier in the same result list.
+TEST(ParserErrorRenderingTest, PreviousDefinitionNotesPointAtTheName) {
+  auto note = [](const std::string& text) {
+    const std::string error = ParseError(text);
+    const size_t begin = error.find("t.kir:", error.find('\n'));
+    if (begin == std::string::npos) return error;
+    return error.substr(begin, error.find('\n', begin) - begin);
+  };
+  EXPECT_EQ(note("kernel @k() {\n  %a, %b = ptx \"\" () : i32, i32\n"
+                 "  %b = const 1 : i32\n}"),
+            "t.kir:2:7: note: previous definition is here");
+  EXPECT_EQ(note("kernel @k() {\n  %c = const 1 : index\n"
+                 "  for %i = %c to %c step %c {\n"
+                 "    %i = const 2 : index\n  }\n}"),
+            "t.kir:3:7: note: previous definition is here");
+  EXPECT_EQ(note("kernel @k(%x: f32, %y: f32) {\n  %y = const 1.0 : f32\n}"),
+            "t.kir:1:20: note: previous definition is here");
+  EXPECT_EQ(note("kernel @k sizes(%N) (%x: f32) {\n"
+                 "  %N = const 1 : index\n}"),
+            "t.kir:1:17: note: previous definition is here");
+  EXPECT_EQ(
+      note("kernel @k() {\n  %a, %b, %a = ptx \"\" () : i32, i32, i32\n}"),
+      "t.kir:2:3: note: previous definition is here");
+  // Each kernel has its own names.
+  EXPECT_EQ(ParseError("kernel @a() { %x = const 1 : i32 }\n"
+                       "kernel @b() { %x = const 2 : i32 }"),
+            "(parsed)");
+}
+
 // --- Robustness: deep nesting, huge and random input.
 
 TEST(ParserRobustnessTest, DeepRegionNestingIsAnError) {
