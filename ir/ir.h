@@ -310,6 +310,11 @@ class Op {
   // `region` does not hold it.
   Op* AncestorIn(const Region& region);
   const Op* AncestorIn(const Region& region) const;
+  // Whether this op comes before `other` in program order: a pre-order walk
+  // (an op before the ops in its regions, a region's ops in order, an op's
+  // regions in order). Takes time in the nesting depth, not the kernel's
+  // size. False for the same op, and for ops of two kernels.
+  bool IsBefore(const Op& other) const;
   // Whether `value` is defined inside this op, and so may change from one
   // run of the op's regions to the next: a result of an op inside it, or
   // an argument of one of its regions (a for's induction variable) or of a

@@ -172,6 +172,46 @@ TEST_F(OpQueriesTest, DefinesInsideCountsResultsAndRegionArguments) {
 
 // A region's positions, iteration and IndexOf agree with a plain list
 // through a random mix of insertions, removals and EraseIf at every place.
+// IsBefore is the order a walk visits ops in: an op before what it holds,
+// a then-region before its else-region; never across kernels.
+TEST(OpOrderTest, IsBeforeIsTheOrderOfAWalk) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(R"(
+kernel @k(%x: global f32[64]) block(32) {
+  %c0 = const 0 : index
+  %c1 = const 1 : index
+  %tx = thread.id x : index
+  %p = cmp lt %tx, %c1 : i1
+  if %p {
+    for %i = %c0 to %c1 step %c1 {
+      store %x[%i], %c0
+    }
+    store %x[%c0], %c0
+  } else {
+    if %p {
+      store %x[%c1], %c0
+    }
+  }
+  store %x[%tx], %c0
+}
+kernel @other() block(32) {
+  %c0 = const 0 : index
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<const Op*> walked;
+  Walk((*module)->kernels[0]->body(),
+       [&](const Op& op) { walked.push_back(&op); });
+  ASSERT_EQ(walked.size(), 11u);
+  for (size_t i = 0; i < walked.size(); ++i) {
+    for (size_t j = 0; j < walked.size(); ++j) {
+      EXPECT_EQ(walked[i]->IsBefore(*walked[j]), i < j) << i << " " << j;
+    }
+  }
+  const Op& other = (*module)->kernels[1]->body().op(0);
+  EXPECT_FALSE(other.IsBefore(*walked[1]));
+  EXPECT_FALSE(walked[0]->IsBefore(other));
+}
+
 TEST(RegionTest, EditsKeepPositionsOfAPlainList) {
   Kernel kernel("k");
   Region& body = kernel.body();

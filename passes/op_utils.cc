@@ -1,12 +1,20 @@
 #include "passes/op_utils.h"
 
+#include <algorithm>
+
 namespace kir {
 
 std::vector<Op*> InProgramOrder(Kernel& kernel, const std::set<Op*>& ops) {
+  // Sorted by place rather than found by a walk of the whole kernel: a pass
+  // that inserted a barrier per few ops asks this of a large share of it.
   std::vector<Op*> ordered;
-  Walk(kernel.body(), [&](Op& op) {
-    if (ops.count(&op)) ordered.push_back(&op);
-  });
+  for (Op* op : ops) {
+    if (op->TopLevelAncestor()->parent_region() == &kernel.body()) {
+      ordered.push_back(op);
+    }
+  }
+  std::sort(ordered.begin(), ordered.end(),
+            [](const Op* a, const Op* b) { return a->IsBefore(*b); });
   return ordered;
 }
 
