@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -358,7 +359,7 @@ class OrderingAnalysis {
   // What the walk asks of one op, derived once.
   struct OpInfo {
     std::vector<MemoryEffect> effects;
-    std::vector<bool> ring_fill;  // IsRingFill of each effect
+    absl::InlinedVector<bool, 4> ring_fill;  // IsRingFill of each effect
     SetId executing = kEmptySet;
     bool single_thread = false;
     int elected_warp = -1;
