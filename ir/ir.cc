@@ -778,6 +778,7 @@ std::unique_ptr<Op> Kernel::CreateOp(
     OpKind kind, Location loc, const std::vector<Type>& result_types,
     const std::vector<std::string>& result_names) {
   std::unique_ptr<Op> op(new Op(kind));
+  op->serial_ = next_op_serial_++;
   op->loc_ = std::move(loc);
   for (size_t i = 0; i < result_types.size(); ++i) {
     std::string name = i < result_names.size() ? result_names[i] : "";

@@ -180,6 +180,11 @@ class Op {
  public:
   OpKind kind() const { return kind_; }
   const OpInfo& info() const { return GetOpInfo(kind_); }
+  // A number unique among the ops its kernel created, in creation order
+  // (never reused): an analysis can keep per-op facts in a vector indexed
+  // by it (Kernel::op_serial_bound()) rather than a table keyed by address,
+  // which for ops walked in program order reads memory in order.
+  int serial() const { return serial_; }
   absl::string_view mnemonic() const { return info().mnemonic; }
   const Location& loc() const { return loc_; }
   void set_loc(Location loc) { loc_ = std::move(loc); }
@@ -344,6 +349,7 @@ class Op {
 
   OpKind kind_;
   int slot_ = -1;  // where parent_ keeps it (see Region)
+  int serial_ = 0;
   OperandList operands_;
   // The one result most ops have, and the others (rare) behind a pointer:
   // two words in every op.
@@ -546,6 +552,8 @@ class Kernel {
 
   const std::string& name() const { return name_; }
   const Location& loc() const { return loc_; }
+  // One more than the largest Op::serial() of this kernel's ops.
+  int op_serial_bound() const { return next_op_serial_; }
 
   // Symbolic sizes, bound at launch (`sizes(%M, %N)`); type index.
   Value* AddSize(std::string name, Location loc = {});
@@ -602,6 +610,7 @@ class Kernel {
   mutable absl::flat_hash_set<std::string> names_;
   bool trusted_names_ = false;
   mutable bool names_indexed_ = true;
+  int next_op_serial_ = 0;
 };
 
 struct Module {

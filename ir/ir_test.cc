@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "ir/builder.h"
 #include "parser/parser.h"
 
 namespace kir {
@@ -210,6 +211,23 @@ kernel @other() block(32) {
   const Op& other = (*module)->kernels[1]->body().op(0);
   EXPECT_FALSE(other.IsBefore(*walked[1]));
   EXPECT_FALSE(walked[0]->IsBefore(other));
+}
+
+// Serial numbers: unique in the kernel, in creation order, below the
+// kernel's bound; a new op gets a new one even where an old one was freed.
+TEST(OpSerialTest, NumbersOpsInCreationOrder) {
+  Kernel kernel("k");
+  OpBuilder b(kernel.body());
+  Value* one = b.Constant(1, DType::kIndex, "one");
+  Value* two = b.Binary(OpKind::kAdd, one, one, "two");
+  EXPECT_EQ(one->defining_op()->serial(), 0);
+  EXPECT_EQ(two->defining_op()->serial(), 1);
+  EXPECT_EQ(kernel.op_serial_bound(), 2);
+  kernel.body().Take(1);  // destroys `two`
+  b.SetInsertionPointToEnd(kernel.body());
+  Op* three = b.Create(OpKind::kBarrierBlock, {});
+  EXPECT_EQ(three->serial(), 2);
+  EXPECT_EQ(kernel.op_serial_bound(), 3);
 }
 
 TEST(RegionTest, EditsKeepPositionsOfAPlainList) {
