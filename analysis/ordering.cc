@@ -353,7 +353,10 @@ class OrderingAnalysis {
   std::set<UnfencedPair>& unfenced() { return unfenced_; }
   // `op` was inserted or is about to be removed: what was derived from it
   // (or from an op that had its address) no longer holds.
-  void Forget(const Op& op) { ops_.erase(&op); }
+  void Forget(const Op& op) {
+    if (op.serial() < static_cast<int>(ops_.size()))
+      ops_[op.serial()] = nullptr;
+  }
 
  private:
   // What the walk asks of one op, derived once.
@@ -370,8 +373,11 @@ class OrderingAnalysis {
   };
 
   const OpInfo& Info(const Op& op) {
-    auto it = ops_.find(&op);
-    if (it != ops_.end()) return it->second;
+    if (op.serial() >= static_cast<int>(ops_.size())) {
+      ops_.resize(std::max(kernel_.op_serial_bound(), op.serial() + 1),
+                  nullptr);
+    }
+    if (const OpInfo* known = ops_[op.serial()]) return *known;
     OpInfo info;
     info.effects = MemoryEffectsOf(op);
     for (const MemoryEffect& effect : info.effects) {
@@ -384,7 +390,9 @@ class OrderingAnalysis {
     if (std::optional<SyncKey> key = CompletionBarrier(info.effects)) {
       info.completion_barrier = keys_.KeyId(*key);
     }
-    return ops_.emplace(&op, std::move(info)).first->second;
+    infos_.push_back(std::move(info));
+    ops_[op.serial()] = &infos_.back();
+    return infos_.back();
   }
 
   // Whether `op`, which the threads `executing` may run, runs in only one
@@ -1230,7 +1238,10 @@ class OrderingAnalysis {
   SyncKeySetTable keys_;
   SetId all_ = kEmptySet;
   std::set<TokenKind> committed_kinds_;
-  absl::node_hash_map<const Op*, OpInfo> ops_;
+  // In the order first asked (program order, mostly), so that building and
+  // freeing them walks memory in order; an entry an op forgot stays unused.
+  std::deque<OpInfo> infos_;
+  std::vector<const OpInfo*> ops_;  // by Op::serial()
   absl::flat_hash_map<const Op*, SetId> role_members_;
   absl::flat_hash_map<std::pair<const Op*, SetId>, int> takes_;
   absl::flat_hash_map<const Op*, bool> decides_sides_;
