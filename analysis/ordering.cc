@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -457,9 +458,10 @@ class OrderingAnalysis {
   std::set<UnorderedPair>& pairs() { return pairs_; }
   std::set<UnfencedPair>& unfenced() { return unfenced_; }
   // `op` was inserted or is about to be removed: what was derived from it
-  // (or from an op that had its address) no longer holds.
+  // no longer holds.
   void Forget(const Op& op) {
-    ops_.erase(&op);
+    if (op.serial() < static_cast<int>(ops_.size()))
+      ops_[op.serial()] = nullptr;
     const Op* top = op.TopLevelAncestor();
     elections_.erase(top);
     // An op inserted or about to be removed is synchronization, which
@@ -475,7 +477,7 @@ class OrderingAnalysis {
   // What the walk asks of one op, derived once.
   struct OpInfo {
     std::vector<MemoryEffect> effects;
-    std::vector<bool> ring_fill;  // IsRingFill of each effect
+    absl::InlinedVector<bool, 4> ring_fill;  // IsRingFill of each effect
     SetId executing = kEmptySet;
     bool single_thread = false;
     int elected_warp = -1;
@@ -486,8 +488,11 @@ class OrderingAnalysis {
   };
 
   const OpInfo& Info(const Op& op) {
-    auto it = ops_.find(&op);
-    if (it != ops_.end()) return it->second;
+    if (op.serial() >= static_cast<int>(ops_.size())) {
+      ops_.resize(std::max(kernel_.op_serial_bound(), op.serial() + 1),
+                  nullptr);
+    }
+    if (const OpInfo* known = ops_[op.serial()]) return *known;
     OpInfo info;
     info.effects = MemoryEffectsOf(op);
     for (const MemoryEffect& effect : info.effects) {
@@ -500,7 +505,9 @@ class OrderingAnalysis {
     if (std::optional<SyncKey> key = CompletionBarrier(info.effects)) {
       info.completion_barrier = keys_.KeyId(*key);
     }
-    return ops_.emplace(&op, std::move(info)).first->second;
+    infos_.push_back(std::move(info));
+    ops_[op.serial()] = &infos_.back();
+    return infos_.back();
   }
 
   // The elections a walk through `top` (an op of the kernel body) records:
@@ -1410,7 +1417,10 @@ class OrderingAnalysis {
   SyncKeySetTable keys_;
   SetId all_ = kEmptySet;
   std::set<TokenKind> committed_kinds_;
-  absl::node_hash_map<const Op*, OpInfo> ops_;
+  // In the order first asked (program order, mostly), so that building and
+  // freeing them walks memory in order; an entry an op forgot stays unused.
+  std::deque<OpInfo> infos_;
+  std::vector<const OpInfo*> ops_;  // by Op::serial()
   absl::flat_hash_map<const Op*, SetId> role_members_;
   absl::flat_hash_map<std::pair<const Op*, SetId>, int> takes_;
   absl::flat_hash_map<const Op*, bool> decides_sides_;

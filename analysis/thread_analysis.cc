@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <bitset>
+#include <deque>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -130,12 +132,16 @@ struct ValueState {
   bool exact() const { return part != nullptr && !offset.has_value(); }
 };
 
-struct OpState {
-  Bits exec;
-  // Pre-order position in the kernel when the analysis was built; -1 for
-  // an op added since (AddOp), whose position is found structurally.
-  int order = 0;
-  ThreadSet set;  // exec as reported (unknown when the shape is)
+// A set of executing threads, kept once however many regions share it.
+// Every op of a region runs in the threads that reach the region, so the
+// analysis keeps a set per region, not per op: per op, 1024 bits and a
+// ThreadSet (or even a table entry) would be most of its memory and time.
+struct ExecSet {
+  Bits bits;
+  ThreadSet set;  // bits as reported (unknown when the shape is)
+  // Whether at most one thread is in it, or all of them are in one warp.
+  bool at_most_one = false;
+  bool one_warp = false;
 };
 
 bool IsIntegerScalar(const Type& type) {
@@ -257,6 +263,8 @@ struct ThreadAnalysis::Impl {
   // Setup and the walk.
   void Visit(const Region& region, const Bits& exec);
   void VisitOp(const Op& op, const Bits& exec);
+  // The id of `bits` in exec_sets, added if new.
+  int InternExec(const Bits& bits);
   void ComputeResult(const Op& op, const Bits& exec);
   void ComputeInductionVariable(const Op& op, const Bits& exec);
 
@@ -268,9 +276,10 @@ struct ThreadAnalysis::Impl {
   Bits Must(const Value* value) const;
   Bits May(const Value* value) const;
   Bits RoleBits(const Op& role) const;
+  // The threads that may run `op`: its region's set; null when the region
+  // is not one the analysis knows.
+  const ExecSet* ExecSetOf(const Op& op) const;
   const Bits& ExecOf(const Op& op) const;
-  // Whether `a` comes before `b` in program order (pre-order).
-  bool Precedes(const Op& a, const Op& b) const;
   // The threads that reach the start of `region`.
   Bits RegionExec(const Region& region) const;
   bool GuardUniform(const Op& guard, Scope scope, const Bits& restrict) const;
@@ -296,9 +305,12 @@ struct ThreadAnalysis::Impl {
   int64_t block_x = 0, block_y = 0, block_z = 0;
   Bits universe;
   absl::flat_hash_map<const Value*, ValueState> values;
-  absl::flat_hash_map<const Op*, OpState> ops;
+  // Per region, its ops' executing set (into exec_sets).
+  absl::flat_hash_map<const Region*, int> region_exec;
+  // Stable addresses: ExecutingThreads and ExecutingBits hand them out.
+  std::deque<ExecSet> exec_sets;
+  absl::flat_hash_map<Bits, int, std::hash<Bits>> exec_ids;
   std::vector<const Op*> returns;  // in program order
-  int next_order = 0;
 };
 
 ThreadAnalysis::Impl::Impl(const Kernel& kernel) : kernel(kernel) {
@@ -324,20 +336,35 @@ ThreadAnalysis::Impl::Impl(const Kernel& kernel) : kernel(kernel) {
   Visit(kernel.body(), universe);
 }
 
+int ThreadAnalysis::Impl::InternExec(const Bits& bits) {
+  auto [it, inserted] =
+      exec_ids.try_emplace(bits, static_cast<int>(exec_sets.size()));
+  if (!inserted) return it->second;
+  ExecSet& exec = exec_sets.emplace_back();
+  exec.bits = bits;
+  if (shape_known) {
+    exec.set = ThreadSet::None(universe_size);
+    for (int t = 0; t < universe_size; ++t) {
+      exec.set.mutable_bits()[t] = bits[t];
+    }
+  }
+  exec.at_most_one = bits.count() <= 1;
+  int first_warp = -1;
+  exec.one_warp = true;
+  for (int t = 0; t < universe_size && exec.one_warp; ++t) {
+    if (!bits[t]) continue;
+    exec.one_warp = first_warp < 0 || t / kWarpSize == first_warp;
+    first_warp = t / kWarpSize;
+  }
+  return it->second;
+}
+
 void ThreadAnalysis::Impl::Visit(const Region& region, const Bits& exec) {
+  region_exec[&region] = InternExec(exec);
   for (int i = 0; i < region.size(); ++i) VisitOp(region.op(i), exec);
 }
 
 void ThreadAnalysis::Impl::VisitOp(const Op& op, const Bits& exec) {
-  OpState& state = ops[&op];
-  state.exec = exec;
-  state.order = next_order++;
-  if (shape_known) {
-    state.set = ThreadSet::None(universe_size);
-    for (int t = 0; t < universe_size; ++t) {
-      state.set.mutable_bits()[t] = exec[t];
-    }
-  }
   if (op.kind() == OpKind::kReturn) returns.push_back(&op);
   if (op.num_results() > 0) ComputeResult(op, exec);
 
@@ -590,11 +617,21 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
     }
   }
 
+  // A value only known to vary per thread reads the same absent (Find:
+  // null) as stored, unless ScopeOver would re-derive it from its operands
+  // (pure per-thread functions): most loads, atomics and the like are left
+  // out, so that the table holds what the analysis knows.
+  const bool rederived = IsPureForward(op);
+  if (!rederived && state.part == nullptr && state.offset == Scope::kThread &&
+      state.scope == Scope::kThread && state.must == nullptr &&
+      state.may == nullptr && !state.implies_elect) {
+    return;  // and the other results (Unknown(kThread)) likewise
+  }
   values[result] = state;
   ValueState& stored = values[result];
   stored.scope = Scope::kThread;  // ScopeOver reads the stored state
   stored.scope = ScopeOver(result, exec, kDefinitionDepth);
-  for (int i = 1; i < op.num_results(); ++i) {
+  for (int i = 1; i < op.num_results() && rederived; ++i) {
     values[op.result(i)] = Unknown(Scope::kThread);
   }
 }
@@ -697,9 +734,15 @@ Bits ThreadAnalysis::Impl::RoleBits(const Op& role) const {
   return bits;
 }
 
+const ExecSet* ThreadAnalysis::Impl::ExecSetOf(const Op& op) const {
+  if (op.parent_region() == nullptr) return nullptr;
+  auto it = region_exec.find(op.parent_region());
+  return it == region_exec.end() ? nullptr : &exec_sets[it->second];
+}
+
 const Bits& ThreadAnalysis::Impl::ExecOf(const Op& op) const {
-  auto it = ops.find(&op);
-  return it == ops.end() ? universe : it->second.exec;
+  const ExecSet* exec = ExecSetOf(op);
+  return exec == nullptr ? universe : exec->bits;
 }
 
 bool ThreadAnalysis::Impl::GuardUniform(const Op& guard, Scope scope,
@@ -774,31 +817,24 @@ const std::vector<int64_t>* ThreadAnalysis::PerThreadValues(
 
 const ThreadSet& ThreadAnalysis::ExecutingThreads(const Op& op) const {
   static const ThreadSet* unknown = new ThreadSet(ThreadSet::Unknown());
-  auto it = impl_->ops.find(&op);
-  if (it == impl_->ops.end() || !impl_->shape_known) return *unknown;
-  return it->second.set;
+  const ExecSet* exec = impl_->ExecSetOf(op);
+  if (exec == nullptr || !impl_->shape_known) return *unknown;
+  return exec->set;
 }
 
 const std::bitset<1024>* ThreadAnalysis::ExecutingBits(const Op& op) const {
-  auto it = impl_->ops.find(&op);
-  if (it == impl_->ops.end() || !impl_->shape_known) return nullptr;
-  return &it->second.exec;
+  const ExecSet* exec = impl_->ExecSetOf(op);
+  if (exec == nullptr || !impl_->shape_known) return nullptr;
+  return &exec->bits;
 }
 
 bool ThreadAnalysis::IsSingleThread(const Op& op) const {
-  auto it = impl_->ops.find(&op);
-  if (it == impl_->ops.end()) return false;
-  const Bits& exec = it->second.exec;
-  if (exec.count() <= 1) return true;
+  const ExecSet* exec = impl_->ExecSetOf(op);
+  if (exec == nullptr) return false;
+  if (exec->at_most_one) return true;
   // Under `if %e` (then side) with %e implying an elect.sync result, each
   // warp contributes at most one thread; so one warp gives one thread.
-  int first_warp = -1;
-  for (int t = 0; t < impl_->universe_size; ++t) {
-    if (!exec[t]) continue;
-    if (first_warp >= 0 && t / kWarpSize != first_warp) return false;
-    first_warp = t / kWarpSize;
-  }
-  return IsElectedPerWarp(op);
+  return exec->one_warp && IsElectedPerWarp(op);
 }
 
 bool ThreadAnalysis::IsElectedPerWarp(const Op& op) const {
@@ -825,7 +861,7 @@ bool ThreadAnalysis::GuardsUniformOver(const Op& op, Scope scope,
   // the rest to run `op` alone: its guards count as `op`'s when it may run
   // before `op` (earlier in program order, or in a loop around both).
   for (const Op* ret : impl_->returns) {
-    bool may_precede = impl_->Precedes(*ret, op);
+    bool may_precede = ret->IsBefore(op);
     for (const Op* loop = ret->parent_op(); loop && !may_precede;
          loop = loop->parent_op()) {
       if (loop->kind() != OpKind::kFor) continue;
@@ -842,39 +878,6 @@ bool ThreadAnalysis::GuardsUniformOver(const Op& op, Scope scope,
 
 const Op* ThreadAnalysis::EnclosingRole(const Op& op) const {
   return op.EnclosingOp(OpKind::kRole);
-}
-
-bool ThreadAnalysis::Impl::Precedes(const Op& a, const Op& b) const {
-  auto a_it = ops.find(&a);
-  auto b_it = ops.find(&b);
-  if (a_it != ops.end() && b_it != ops.end() && a_it->second.order >= 0 &&
-      b_it->second.order >= 0) {
-    return a_it->second.order < b_it->second.order;
-  }
-  // The ancestors of each, outermost first; the first place they part
-  // decides (an ancestor comes before what it holds).
-  auto chain = [](const Op& op) {
-    std::vector<const Op*> ops;
-    for (const Op* o = &op; o != nullptr; o = o->parent_op()) ops.push_back(o);
-    std::reverse(ops.begin(), ops.end());
-    return ops;
-  };
-  const std::vector<const Op*> x = chain(a), y = chain(b);
-  size_t i = 0;
-  while (i < x.size() && i < y.size() && x[i] == y[i]) ++i;
-  if (i == x.size() || i == y.size()) return x.size() < y.size();
-  const Region* rx = x[i]->parent_region();
-  const Region* ry = y[i]->parent_region();
-  if (rx != ry) {
-    // Two regions of one op: in region order.
-    const Op* parent = x[i]->parent_op();
-    for (int r = 0; parent != nullptr && r < parent->num_regions(); ++r) {
-      if (&parent->region(r) == rx) return true;
-      if (&parent->region(r) == ry) return false;
-    }
-    return false;
-  }
-  return rx->IndexOf(x[i]) < rx->IndexOf(y[i]);
 }
 
 Bits ThreadAnalysis::Impl::RegionExec(const Region& region) const {
@@ -903,18 +906,21 @@ void ThreadAnalysis::AddOp(const Op& op) {
       << op.mnemonic();
   KIR_CHECK(op.kind() != OpKind::kReturn) << "a return changes the guards";
   KIR_CHECK(op.parent_region() != nullptr) << "AddOp before the op is placed";
-  OpState& state = impl_->ops[&op];
-  state.exec = impl_->RegionExec(*op.parent_region());
-  state.order = -1;
-  if (impl_->shape_known) {
-    state.set = ThreadSet::None(impl_->universe_size);
-    for (int t = 0; t < impl_->universe_size; ++t) {
-      state.set.mutable_bits()[t] = state.exec[t];
-    }
+  // Its region's set is the op's: only a region new since the analysis was
+  // built needs one.
+  const Region& region = *op.parent_region();
+  if (!impl_->region_exec.contains(&region)) {
+    impl_->region_exec[&region] = impl_->InternExec(impl_->RegionExec(region));
   }
 }
 
-void ThreadAnalysis::RemoveOp(const Op& op) { impl_->ops.erase(&op); }
+void ThreadAnalysis::RemoveOp(const Op& op) {
+  // Nothing is kept per op; `op` (without results or regions) leaves the
+  // rest as it was.
+  KIR_CHECK(op.num_results() == 0 && op.num_regions() == 0)
+      << "ThreadAnalysis::RemoveOp takes ops without results or regions, not "
+      << op.mnemonic();
+}
 
 namespace {
 

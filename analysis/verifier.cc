@@ -377,7 +377,8 @@ class Verifier {
 
   // Per-op rules.
   bool CheckShape(const Op& op);
-  std::vector<const Value*> CheckScope(const Region& region);
+  // Whether `value` is defined where `use` can see it.
+  bool IsVisible(const Value& value, const Op& use) const;
   void CheckUses(const Op& op);
   void CheckOp(const Op& op);
   bool CheckRefs(const Op& op);
@@ -409,15 +410,23 @@ class Verifier {
 
   // Rules that need the thread analysis.
   void CheckWithThreadAnalysis();
-  void CheckCommitThreads(const ThreadAnalysis& analysis, const Op& commit);
+  // `position`: the commit's in ops_.
+  void CheckCommitThreads(const ThreadAnalysis& analysis, const Op& commit,
+                          int position);
   void CheckWaitThreads(const ThreadAnalysis& analysis, const Op& wait);
   void CheckExecution(const ThreadAnalysis& analysis, const Op& op);
 
   const Kernel& kernel_;
   AnalysisManager* analyses_;   // null: the thread analysis is built here
   std::vector<const Op*> ops_;  // program order
-  absl::flat_hash_map<const Op*, int> order_;
-  absl::flat_hash_set<const Value*> visible_;
+  // The ops the kernel-wide rules look at (roles, setmaxnreg, barriers,
+  // shared allocations, and those the thread-analysis rules check), in
+  // program order: those rules then need not sweep the whole kernel again.
+  std::vector<const Op*> rare_ops_;
+  std::vector<int> rare_positions_;  // of rare_ops_, in ops_
+  // Positions in ops_, indexed on the first query: only diagnostics and
+  // commits ask, so a kernel that verifies never builds it.
+  mutable absl::flat_hash_map<const Op*, int> order_;
   absl::flat_hash_set<const Op*> malformed_;  // ops that break V1
   std::optional<int64_t> block_threads_;
   std::deque<std::pair<int, InFlightDiagnostic>> diagnostics_;
@@ -429,13 +438,43 @@ InFlightDiagnostic& Verifier::Fail(const Location& loc, int order, Rule rule) {
 }
 
 int Verifier::OrderOf(const Op& op) const {
+  if (order_.empty() && !ops_.empty()) {
+    order_.reserve(ops_.size());
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      order_[ops_[i]] = static_cast<int>(i);
+    }
+  }
   auto it = order_.find(&op);
   return it == order_.end() ? -1 : it->second;
 }
 
+// Ops for the thread-analysis rules (V30-V33 and the collectives).
+bool NeedsThreadAnalysis(const Op& op) {
+  return IsCommit(op.kind()) || IsWait(op.kind()) ||
+         FactsOf(op.kind()).exec != ExecClass::kPerThread;
+}
+
+bool IsRareOp(const Op& op) {
+  switch (op.kind()) {
+    case OpKind::kRole:
+    case OpKind::kSetMaxNReg:
+    case OpKind::kBarrierBlock:
+    case OpKind::kBarrierNamed:
+    case OpKind::kBarrierArrive:
+    case OpKind::kBarrierRed:
+    case OpKind::kAllocShared:
+      return true;
+    default:
+      return NeedsThreadAnalysis(op);
+  }
+}
+
 absl::Status Verifier::Run() {
   Walk(kernel_.body(), [&](const Op& op) {
-    order_[&op] = static_cast<int>(ops_.size());
+    if (IsRareOp(op)) {
+      rare_ops_.push_back(&op);
+      rare_positions_.push_back(static_cast<int>(ops_.size()));
+    }
     ops_.push_back(&op);
   });
   // A block with a dimension out of range (V47) counts as unknown, so that
@@ -450,20 +489,14 @@ absl::Status Verifier::Run() {
   CheckLaunch();
 
   // Ops with the wrong shape are reported once and skipped by later rules,
-  // which read their operands and attributes.
-  std::vector<const Op*> well_formed;
+  // which read their operands and attributes. (Diagnostics are sorted by
+  // op, so checking each op's shape and uses together reports the same.)
   for (const Op* op : ops_) {
-    if (CheckShape(*op)) {
-      well_formed.push_back(op);
-    } else {
-      malformed_.insert(op);
-    }
+    if (!CheckShape(*op)) malformed_.insert(op);
+    CheckUses(*op);
   }
-  for (const auto& size : kernel_.sizes()) visible_.insert(size.get());
-  for (const Param& param : kernel_.params()) visible_.insert(param.value);
-  CheckScope(kernel_.body());
 
-  if (well_formed.size() == ops_.size()) {
+  if (malformed_.empty()) {
     for (const Op* op : ops_) CheckOp(*op);
     CheckSharedBudget();
     CheckRoles();
@@ -471,7 +504,9 @@ absl::Status Verifier::Run() {
     CheckNamedBarriers();
     if (diagnostics_.empty()) CheckWithThreadAnalysis();
   } else {
-    for (const Op* op : well_formed) CheckOp(*op);
+    for (const Op* op : ops_) {
+      if (!malformed_.contains(op)) CheckOp(*op);
+    }
   }
 
   std::stable_sort(
@@ -838,49 +873,63 @@ bool Verifier::CheckShape(const Op& op) {
 // ---------------------------------------------------------------------------
 // Scope (V3, V4).
 
-// Checks the uses in `region` against the values visible there, and returns
-// the tokens committed in it (or in regions nested in it).
-std::vector<const Value*> Verifier::CheckScope(const Region& region) {
-  std::vector<const Value*> added;
-  std::vector<const Value*> escaping;
-  auto define = [&](const Value* value) {
-    if (visible_.insert(value).second) added.push_back(value);
-  };
-  for (int i = 0; i < region.num_arguments(); ++i) define(region.argument(i));
-  for (int i = 0; i < region.size(); ++i) {
-    const Op& op = region.op(i);
-    CheckUses(op);
-    // A token stays usable after the region that commits it: past a loop it
-    // names the last group committed, past an if the group of the threads
-    // that took the branch (V32 checks that they are the ones waiting).
-    std::vector<const Value*> nested_tokens;
-    for (int r = 0; r < op.num_regions(); ++r) {
-      std::vector<const Value*> tokens = CheckScope(op.region(r));
-      nested_tokens.insert(nested_tokens.end(), tokens.begin(), tokens.end());
+// A value is visible after its definition in the region that holds it,
+// including the regions nested there; a region argument inside its region;
+// sizes and parameters everywhere in their kernel. A token stays usable
+// after each region around its commit as well: past a loop it names the
+// last group committed, past an if the group of the threads that took the
+// branch (V32 checks that they are the ones waiting). Decided from the
+// op's place, so that checking a use costs no table of the values seen.
+bool Verifier::IsVisible(const Value& value, const Op& use) const {
+  switch (value.kind()) {
+    case Value::Kind::kSize: {
+      const auto& sizes = kernel_.sizes();
+      return value.index() < static_cast<int>(sizes.size()) &&
+             sizes[value.index()].get() == &value;
     }
-    for (const Value* token : nested_tokens) {
-      define(token);
-      escaping.push_back(token);
+    case Value::Kind::kParam: {
+      const auto& params = kernel_.params();
+      return value.index() < static_cast<int>(params.size()) &&
+             params[value.index()].value == &value;
     }
-    for (int r = 0; r < op.num_results(); ++r) {
-      define(op.result(r));
-      if (op.result(r)->type().is_token()) escaping.push_back(op.result(r));
+    case Value::Kind::kRegionArgument:
+      for (const Region* region = use.parent_region(); region != nullptr;
+           region = region->parent_op() != nullptr
+                        ? region->parent_op()->parent_region()
+                        : nullptr) {
+        if (region == value.owning_region()) return true;
+      }
+      return false;
+    case Value::Kind::kResult: {
+      // The innermost region holding both the definition (or, for a token,
+      // an op around it) and the use decides: the use's op there must come
+      // after the definition's.
+      const bool escapes = value.type().is_token();
+      for (const Op* def = value.defining_op();
+           def != nullptr && def->parent_region() != nullptr;
+           def = escapes ? def->parent_op() : nullptr) {
+        const Region& region = *def->parent_region();
+        const Op* later = use.AncestorIn(region);
+        if (later != nullptr) {
+          return region.IndexOf(def) < region.IndexOf(later);
+        }
+      }
+      return false;
     }
   }
-  for (const Value* value : added) visible_.erase(value);
-  return escaping;
+  return false;
 }
 
 void Verifier::CheckUses(const Op& op) {
   std::vector<const Value*> reported;  // each value once per op
   auto check_visible = [&](const Value* value) {
-    if (value == nullptr || visible_.contains(value)) return;
+    if (value == nullptr || IsVisible(*value, op)) return;
     if (std::find(reported.begin(), reported.end(), value) != reported.end()) {
       return;
     }
     reported.push_back(value);
     const Op* definer = value->defining_op();
-    bool in_kernel = (definer != nullptr && order_.contains(definer)) ||
+    bool in_kernel = (definer != nullptr && OrderOf(*definer) >= 0) ||
                      value->kind() == Value::Kind::kRegionArgument;
     if (!in_kernel) {
       Fail(op, kDefinedBeforeUse)
@@ -2011,7 +2060,12 @@ void Verifier::CheckSharedBudget() {
   // plan-shared-memory has placed it, it must at least fit alone: whether
   // all fit together depends on which may share bytes, which the planner
   // decides (and reports, naming what is live at its peak).
-  for (const SharedPlacement& placed : LayoutWithoutReuse(kernel_).placements) {
+  std::vector<const Op*> allocations;
+  for (const Op* op : rare_ops_) {
+    if (op->kind() == OpKind::kAllocShared) allocations.push_back(op);
+  }
+  for (const SharedPlacement& placed :
+       LayoutWithoutReuse(allocations).placements) {
     const Value* buffer = placed.alloc->result();
     if (placed.explicit_offset) {
       // Both are at most kSaturated, so the sum does not overflow.
@@ -2112,7 +2166,7 @@ void Verifier::CheckCircularBufferMarker(const Op& loop) {
 
 void Verifier::CheckRoles() {
   absl::flat_hash_map<std::string, const Op*> by_name;
-  for (const Op* op : ops_) {
+  for (const Op* op : rare_ops_) {
     if (op->kind() != OpKind::kRole) continue;
     const Op& role = *op;
     int64_t begin = role.warp_begin();
@@ -2164,7 +2218,7 @@ void Verifier::CheckSetMaxNReg() {
   std::vector<std::pair<const Op*, int64_t>> role_regs;
   const Op* first_inc = nullptr;
   std::vector<const Op*> dec_roles;
-  for (const Op* op : ops_) {
+  for (const Op* op : rare_ops_) {
     if (op->kind() != OpKind::kSetMaxNReg) continue;
     const Op* role = op->EnclosingOp(OpKind::kRole);
     if (!block_threads_) {
@@ -2253,7 +2307,7 @@ void Verifier::CheckSetMaxNReg() {
 
 void Verifier::CheckNamedBarriers() {
   std::vector<const Op*> first_use(16, nullptr);
-  for (const Op* op : ops_) {
+  for (const Op* op : rare_ops_) {
     if (op->kind() != OpKind::kBarrierNamed &&
         op->kind() != OpKind::kBarrierArrive &&
         op->kind() != OpKind::kBarrierRed) {
@@ -2280,30 +2334,32 @@ void Verifier::CheckNamedBarriers() {
 void Verifier::CheckWithThreadAnalysis() {
   // The analysis costs time in proportion to the kernel; skip it when no op
   // is subject to these rules.
-  auto needs_analysis = [](const Op* op) {
-    return IsCommit(op->kind()) || IsWait(op->kind()) ||
-           FactsOf(op->kind()).exec != ExecClass::kPerThread;
-  };
-  if (std::none_of(ops_.begin(), ops_.end(), needs_analysis)) return;
+  if (std::none_of(rare_ops_.begin(), rare_ops_.end(),
+                   [](const Op* op) { return NeedsThreadAnalysis(*op); })) {
+    return;
+  }
   std::unique_ptr<ThreadAnalysis> own;
   if (analyses_ == nullptr) own = std::make_unique<ThreadAnalysis>(kernel_);
   const ThreadAnalysis& analysis =
       own != nullptr ? *own : analyses_->Get<ThreadAnalysis>();
-  for (const Op* op : ops_) {
-    if (IsCommit(op->kind())) CheckCommitThreads(analysis, *op);
+  for (size_t i = 0; i < rare_ops_.size(); ++i) {
+    const Op* op = rare_ops_[i];
+    if (IsCommit(op->kind())) {
+      CheckCommitThreads(analysis, *op, rare_positions_[i]);
+    }
     if (IsWait(op->kind())) CheckWaitThreads(analysis, *op);
     CheckExecution(analysis, *op);
   }
 }
 
 void Verifier::CheckCommitThreads(const ThreadAnalysis& analysis,
-                                  const Op& commit) {
+                                  const Op& commit, int position) {
   // The group's ops: those of the commit's completion kind between the
   // previous commit of its kind and this one, in program order (wherever
   // they are nested; loop back edges are not followed).
   const Completion completion = GroupCompletion(GroupTokenKind(commit.kind()));
   std::vector<const Op*> issuers;
-  for (int i = OrderOf(commit) - 1; i >= 0; --i) {
+  for (int i = position - 1; i >= 0; --i) {
     const Op* op = ops_[i];
     if (op->kind() == commit.kind()) break;
     if (FactsOf(op->kind()).completion == completion) issuers.push_back(op);

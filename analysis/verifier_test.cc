@@ -328,6 +328,52 @@ TEST(VerifierTest, BuiltUseBeforeDefinitionBreaksV3) {
       << status.message();
 }
 
+// Scope is decided from where the definition and the use sit: a token
+// committed in a loop inside an if is usable after both, but not in the
+// if's other branch; a loop's induction variable not past its loop.
+TEST(VerifierTest, TokensOutliveTheRegionsAroundTheirCommit) {
+  const std::string prefix = R"(
+kernel @k(%in: global f32[1024], %out: global f32[1024]) block(128) {
+  %c0 = const 0 : index
+  %c1 = const 1 : index
+  %c2 = const 2 : index
+  %tid = thread.id x : index
+  %always = cmp lt %c0, %c1 : i1
+  %buf = alloc.shared : shared f32[2, 128]
+  if %always {
+    for %k = %c0 to %c2 step %c1 {
+      cp.async %buf[%k, %tid], %in[%tid] {bytes = 4}
+      %t = cp.async.commit : token<cp_async>
+    }
+)";
+  absl::Status after = ParseAndVerify(prefix + R"(
+  }
+  cp.async.wait %t
+  barrier.block
+  %v = load %buf[%c1, %tid] : f32
+  store %out[%tid], %v
+}
+)");
+  EXPECT_TRUE(after.ok()) << after.message();
+
+  absl::Status other_branch = ParseAndVerify(prefix + R"(
+  } else {
+    cp.async.wait %t
+  }
+  for %j = %c0 to %c2 step %k {
+    %x = const 1.0 : f32
+  }
+}
+)");
+  EXPECT_EQ(RuleIds(other_branch), (std::vector<std::string>{"V3", "V3"}));
+  EXPECT_TRUE(
+      absl::StrContains(other_branch.message(), "%t is not in scope here"))
+      << other_branch.message();
+  EXPECT_TRUE(
+      absl::StrContains(other_branch.message(), "%k is not in scope here"))
+      << other_branch.message();
+}
+
 // ---------------------------------------------------------------------------
 // The goldens.
 

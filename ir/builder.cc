@@ -1,5 +1,7 @@
 #include "ir/builder.h"
 
+#include <iterator>
+
 #include "ir/check.h"
 
 namespace kir {
@@ -38,7 +40,8 @@ Op* OpBuilder::Create(OpKind kind, std::vector<Operand> operands,
   }
   std::unique_ptr<Op> op =
       kernel().CreateOp(kind, loc_, result_types, result_names);
-  op->operands_ = std::move(operands);
+  op->operands_.assign(std::make_move_iterator(operands.begin()),
+                       std::make_move_iterator(operands.end()));
   for (auto& [name, value] : attrs) op->SetAttr(name, std::move(value));
   return Insert(std::move(op));
 }

@@ -8,6 +8,7 @@
 #ifndef KIR_IR_BUILDER_H_
 #define KIR_IR_BUILDER_H_
 
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,8 +18,14 @@
 namespace kir {
 
 // A buffer reference operand: `%buf[%i, %j]`.
-inline Operand Ref(Value* buffer, std::vector<Value*> indices) {
+inline Operand Ref(Value* buffer, IndexList indices) {
   return Operand{buffer, std::move(indices), 0, true};
+}
+// The same from any other range of indices (a std::vector).
+template <typename Indices,
+          typename = decltype(std::begin(std::declval<const Indices&>()))>
+Operand Ref(Value* buffer, const Indices& indices) {
+  return Ref(buffer, IndexList(std::begin(indices), std::end(indices)));
 }
 // A plain value operand.
 inline Operand Use(Value* value) { return Operand{value, {}, 0, false}; }

@@ -458,7 +458,8 @@ class EffectBuilder {
       int rank = effect->tensor_map != nullptr
                      ? static_cast<int>(effect->origin.size())
                      : RankOf(effect->buffer);
-      effect->extent = FitBox(box, rank);
+      const std::vector<int64_t> fitted = FitBox(box, rank);
+      effect->extent.assign(fitted.begin(), fitted.end());
     }
     return effect;
   }

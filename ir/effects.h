@@ -63,6 +63,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "ir/ir.h"
 
 namespace kir {
@@ -140,9 +141,11 @@ struct MemoryEffect {
   Completion completion = Completion::kImmediate;
   Distribution distribution = Distribution::kPerThread;
   // The box touched: origin is the operand's index tuple (outermost first;
-  // empty for whole-buffer accesses), extent its size per dimension.
-  std::vector<const Value*> origin;
-  std::vector<int64_t> extent;
+  // empty for whole-buffer accesses), extent its size per dimension. Up to
+  // rank 4 inline: an effect is asked for once per access and walk, and two
+  // heap arrays each time were most of its cost.
+  absl::InlinedVector<const Value*, 4> origin;
+  absl::InlinedVector<int64_t, 4> extent;
   bool whole_buffer = false;  // raw PTX and unindexed operands
   // Ordering of atomic, semaphore and mbarrier accesses; kWeak otherwise.
   MemoryOrder order = MemoryOrder::kWeak;

@@ -461,7 +461,8 @@ TEST(EffectsTest, TmaAccessesTheMappedTensor) {
   EXPECT_EQ(effects[1].operand, 1);
   EXPECT_EQ(effects[1].buffer, kernel.params()[0].value);      // %A
   EXPECT_EQ(effects[1].tensor_map, kernel.params()[3].value);  // %amap
-  EXPECT_EQ(effects[1].origin,
+  EXPECT_EQ(std::vector<const Value*>(effects[1].origin.begin(),
+                                      effects[1].origin.end()),
             (std::vector<const Value*>{load->operand(1).indices[0],
                                        load->operand(1).indices[1]}));
   EXPECT_EQ(effects[2].proxy, Proxy::kGeneric);
@@ -482,8 +483,8 @@ kernel @fold (%A: global f16[8, 64, 64], %map: tensormap f16[2, 32, 64] of %A)
   std::vector<MemoryEffect> effects =
       MemoryEffectsOf(*FindOp(*module, "tma.load"));
   ASSERT_EQ(effects.size(), 3u);
-  EXPECT_EQ(effects[0].extent, (std::vector<int64_t>{64, 64}));
-  EXPECT_EQ(effects[1].extent, (std::vector<int64_t>{2, 32, 64}));
+  EXPECT_EQ(effects[0].extent, (absl::InlinedVector<int64_t, 4>{64, 64}));
+  EXPECT_EQ(effects[1].extent, (absl::InlinedVector<int64_t, 4>{2, 32, 64}));
 }
 
 TEST(EffectsTest, PureOpsHaveNoEffects) {

@@ -428,6 +428,45 @@ const Op* Op::AncestorIn(const Region& region) const {
   return const_cast<Op*>(this)->AncestorIn(region);
 }
 
+bool Op::IsBefore(const Op& other) const {
+  // Lift the deeper op to the other's depth (an ancestor comes before what
+  // it holds), then both to the op or region they share.
+  auto depth = [](const Op* op) {
+    int d = 0;
+    for (op = op->parent_op(); op != nullptr; op = op->parent_op()) ++d;
+    return d;
+  };
+  if (this == &other) return false;
+  const Op* x = this;
+  const Op* y = &other;
+  int dx = depth(x), dy = depth(y);
+  for (; dx > dy; --dx) {
+    x = x->parent_op();
+    if (x == &other) return false;
+  }
+  for (; dy > dx; --dy) {
+    y = y->parent_op();
+    if (y == this) return true;
+  }
+  while (x->parent_op() != y->parent_op()) {
+    x = x->parent_op();
+    y = y->parent_op();
+  }
+  const Region* rx = x->parent_region();
+  const Region* ry = y->parent_region();
+  if (rx == nullptr || ry == nullptr) return false;
+  if (rx != ry) {
+    // Two regions of one op: in region order (or two kernels' bodies).
+    const Op* parent = x->parent_op();
+    for (int r = 0; parent != nullptr && r < parent->num_regions(); ++r) {
+      if (&parent->region(r) == rx) return true;
+      if (&parent->region(r) == ry) return false;
+    }
+    return false;
+  }
+  return rx->IndexOf(x) < rx->IndexOf(y);
+}
+
 bool Op::DefinesInside(const Value& value) const {
   switch (value.kind()) {
     case Value::Kind::kResult:
@@ -591,9 +630,11 @@ void Region::Reset(std::vector<std::unique_ptr<Op>> ops) {
 Op* Region::Insert(int index, std::unique_ptr<Op> op) {
   KIR_CHECK(index >= 0 && index <= size());
   if (gap_size_ == 0) {
-    // Grow as a vector does, the new room becoming the gap at `index`.
+    // Grow as a vector does, the new room becoming the gap at `index`; at
+    // least four slots, so that a small region (an if's body) is one
+    // allocation rather than one per doubling.
     const int size = this->size();
-    const int room = std::max(1, size);
+    const int room = std::max(4, size);
     gap_begin_ = size;  // no gap, so no op moves
     slots_.resize(size + room);
     gap_size_ = room;
@@ -737,6 +778,7 @@ std::unique_ptr<Op> Kernel::CreateOp(
     OpKind kind, Location loc, const std::vector<Type>& result_types,
     const std::vector<std::string>& result_names) {
   std::unique_ptr<Op> op(new Op(kind));
+  op->serial_ = next_op_serial_++;
   op->loc_ = std::move(loc);
   for (size_t i = 0; i < result_types.size(); ++i) {
     std::string name = i < result_names.size() ? result_names[i] : "";

@@ -91,6 +91,10 @@ class Value {
   } owner_ = {nullptr};
 };
 
+// A buffer reference's index tuple. Up to two indices live inline (the
+// same 24 bytes a std::vector takes): no heap allocation for most.
+using IndexList = absl::InlinedVector<Value*, 2>;
+
 // One operand slot: a value, and for buffer references (`%buf[%i, %j]`) the
 // index tuple, outermost first.
 //
@@ -99,10 +103,14 @@ class Value {
 // commit (`%t@1`); a token used after its loop names the last instance.
 struct Operand {
   Value* value = nullptr;
-  std::vector<Value*> indices;
+  IndexList indices;
   int distance = 0;
   bool indexed = false;  // last, in the padding after `distance`
 };
+
+// An op's operands: two (most ops have at most two) live inside the op, so
+// that building, walking and freeing an op touches no separate array.
+using OperandList = absl::InlinedVector<Operand, 2>;
 
 // ---------------------------------------------------------------------------
 // Attributes.
@@ -172,6 +180,11 @@ class Op {
  public:
   OpKind kind() const { return kind_; }
   const OpInfo& info() const { return GetOpInfo(kind_); }
+  // A number unique among the ops its kernel created, in creation order
+  // (never reused): an analysis can keep per-op facts in a vector indexed
+  // by it (Kernel::op_serial_bound()) rather than a table keyed by address,
+  // which for ops walked in program order reads memory in order.
+  int serial() const { return serial_; }
   absl::string_view mnemonic() const { return info().mnemonic; }
   const Location& loc() const { return loc_; }
   void set_loc(Location loc) { loc_ = std::move(loc); }
@@ -183,8 +196,8 @@ class Op {
   const Operand& operand(int i) const { return operands_[i]; }
   Operand& mutable_operand(int i) { return operands_[i]; }
   Value* operand_value(int i) const { return operands_[i].value; }
-  const std::vector<Operand>& operands() const { return operands_; }
-  std::vector<Operand>& mutable_operands() { return operands_; }
+  const OperandList& operands() const { return operands_; }
+  OperandList& mutable_operands() { return operands_; }
   // Calls `fn(Value*&)` on every used value: operands and their indices.
   template <typename Fn>
   void ForEachUse(Fn&& fn) {
@@ -302,6 +315,11 @@ class Op {
   // `region` does not hold it.
   Op* AncestorIn(const Region& region);
   const Op* AncestorIn(const Region& region) const;
+  // Whether this op comes before `other` in program order: a pre-order walk
+  // (an op before the ops in its regions, a region's ops in order, an op's
+  // regions in order). Takes time in the nesting depth, not the kernel's
+  // size. False for the same op, and for ops of two kernels.
+  bool IsBefore(const Op& other) const;
   // Whether `value` is defined inside this op, and so may change from one
   // run of the op's regions to the next: a result of an op inside it, or
   // an argument of one of its regions (a for's induction variable) or of a
@@ -331,13 +349,15 @@ class Op {
 
   OpKind kind_;
   int slot_ = -1;  // where parent_ keeps it (see Region)
-  std::vector<Operand> operands_;
+  int serial_ = 0;
+  OperandList operands_;
   // The one result most ops have, and the others (rare) behind a pointer:
   // two words in every op.
   std::unique_ptr<Value> first_result_;
   std::unique_ptr<std::vector<std::unique_ptr<Value>>> more_results_;
   std::vector<std::pair<std::string, Attribute>> attrs_;
-  std::vector<std::unique_ptr<Region>> regions_;
+  // Up to two (if, splitk) inline.
+  absl::InlinedVector<std::unique_ptr<Region>, 2> regions_;
   Region* parent_ = nullptr;
   Location loc_;
   // Only inserted ops have one; the parsed majority pays a pointer.
@@ -532,6 +552,8 @@ class Kernel {
 
   const std::string& name() const { return name_; }
   const Location& loc() const { return loc_; }
+  // One more than the largest Op::serial() of this kernel's ops.
+  int op_serial_bound() const { return next_op_serial_; }
 
   // Symbolic sizes, bound at launch (`sizes(%M, %N)`); type index.
   Value* AddSize(std::string name, Location loc = {});
@@ -588,6 +610,7 @@ class Kernel {
   mutable absl::flat_hash_set<std::string> names_;
   bool trusted_names_ = false;
   mutable bool names_indexed_ = true;
+  int next_op_serial_ = 0;
 };
 
 struct Module {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "ir/builder.h"
 #include "parser/parser.h"
 
 namespace kir {
@@ -172,6 +173,63 @@ TEST_F(OpQueriesTest, DefinesInsideCountsResultsAndRegionArguments) {
 
 // A region's positions, iteration and IndexOf agree with a plain list
 // through a random mix of insertions, removals and EraseIf at every place.
+// IsBefore is the order a walk visits ops in: an op before what it holds,
+// a then-region before its else-region; never across kernels.
+TEST(OpOrderTest, IsBeforeIsTheOrderOfAWalk) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(R"(
+kernel @k(%x: global f32[64]) block(32) {
+  %c0 = const 0 : index
+  %c1 = const 1 : index
+  %tx = thread.id x : index
+  %p = cmp lt %tx, %c1 : i1
+  if %p {
+    for %i = %c0 to %c1 step %c1 {
+      store %x[%i], %c0
+    }
+    store %x[%c0], %c0
+  } else {
+    if %p {
+      store %x[%c1], %c0
+    }
+  }
+  store %x[%tx], %c0
+}
+kernel @other() block(32) {
+  %c0 = const 0 : index
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<const Op*> walked;
+  Walk((*module)->kernels[0]->body(),
+       [&](const Op& op) { walked.push_back(&op); });
+  ASSERT_EQ(walked.size(), 11u);
+  for (size_t i = 0; i < walked.size(); ++i) {
+    for (size_t j = 0; j < walked.size(); ++j) {
+      EXPECT_EQ(walked[i]->IsBefore(*walked[j]), i < j) << i << " " << j;
+    }
+  }
+  const Op& other = (*module)->kernels[1]->body().op(0);
+  EXPECT_FALSE(other.IsBefore(*walked[1]));
+  EXPECT_FALSE(walked[0]->IsBefore(other));
+}
+
+// Serial numbers: unique in the kernel, in creation order, below the
+// kernel's bound; a new op gets a new one even where an old one was freed.
+TEST(OpSerialTest, NumbersOpsInCreationOrder) {
+  Kernel kernel("k");
+  OpBuilder b(kernel.body());
+  Value* one = b.Constant(1, DType::kIndex, "one");
+  Value* two = b.Binary(OpKind::kAdd, one, one, "two");
+  EXPECT_EQ(one->defining_op()->serial(), 0);
+  EXPECT_EQ(two->defining_op()->serial(), 1);
+  EXPECT_EQ(kernel.op_serial_bound(), 2);
+  kernel.body().Take(1);  // destroys `two`
+  b.SetInsertionPointToEnd(kernel.body());
+  Op* three = b.Create(OpKind::kBarrierBlock, {});
+  EXPECT_EQ(three->serial(), 2);
+  EXPECT_EQ(kernel.op_serial_bound(), 3);
+}
+
 TEST(RegionTest, EditsKeepPositionsOfAPlainList) {
   Kernel kernel("k");
   Region& body = kernel.body();

@@ -107,8 +107,12 @@ int64_t PlaceWithoutReuse(std::vector<SharedPlacement>& placements) {
 }
 
 SharedLayout LayoutWithoutReuse(const Kernel& kernel) {
+  return LayoutWithoutReuse(SharedAllocations(kernel));
+}
+
+SharedLayout LayoutWithoutReuse(const std::vector<const Op*>& allocations) {
   SharedLayout layout;
-  for (const Op* alloc : SharedAllocations(kernel)) {
+  for (const Op* alloc : allocations) {
     std::optional<int64_t> bytes;
     if (alloc->num_results() == 1 && alloc->result()->type().is_buffer()) {
       bytes = SharedAllocationBytes(*alloc);

@@ -56,6 +56,9 @@ struct SharedLayout {
 // offsets; the CUDA emitter launches with this layout and V23 checks it, so
 // both count the same alignment padding.
 SharedLayout LayoutWithoutReuse(const Kernel& kernel);
+// The same over `allocations`, every alloc.shared of a kernel in program
+// order (for a caller that has them already).
+SharedLayout LayoutWithoutReuse(const std::vector<const Op*>& allocations);
 
 // Writes LayoutWithoutReuse's offset on every shared allocation of `kernel`
 // that has none: what plan-shared-memory{reuse=never} writes, for callers

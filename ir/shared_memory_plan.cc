@@ -37,14 +37,9 @@ SharedLifetimes::SharedLifetimes(const Kernel& kernel,
   const Region& body = kernel.body();
   for (int i = 0; i < body.size(); ++i) {
     const Op& op = body.op(i);
-    index_in_lane_[&op] = i;
     if (op.kind() == OpKind::kRole && op.num_regions() == 1) {
       top_roles_.push_back(&op);
       role_index_[&op] = i;
-      const Region& region = op.region(0);
-      for (int j = 0; j < region.size(); ++j) {
-        index_in_lane_[&region.op(j)] = j;
-      }
     }
   }
   Compute(kernel, options);
@@ -62,12 +57,14 @@ SharedLifetimes::Position SharedLifetimes::PositionOf(const Op& op) const {
     child = top;
     top = top->parent_op();
   }
+  // A lane's index is the op's place in its region (the kernel body, or a
+  // top-level role's), which the region keeps.
   Position position;
   if (child != nullptr && role_index_.count(top) != 0) {
     position.role = top;
-    position.index = index_in_lane_.at(child);
+    position.index = top->region(0).IndexOf(child);
   } else {
-    position.index = index_in_lane_.at(top);
+    position.index = kernel_.body().IndexOf(top);
   }
   return position;
 }

@@ -138,7 +138,6 @@ class SharedLifetimes {
 
   const Kernel& kernel_;
   std::vector<const Op*> top_roles_;
-  std::map<const Op*, int> index_in_lane_;  // lane-level ops
   std::map<const Op*, int> role_index_;     // top-level role -> body index
   std::vector<SharedLifetime> lifetimes_;
   std::map<const Op*, int> lifetime_of_;

@@ -9,12 +9,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/charconv.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -32,13 +36,24 @@ namespace {
     if (!kir_status_.ok()) return kir_status_; \
   } while (false)
 
-// Where a value was defined, for "redefinition" notes. One table serves
-// every kernel of a module; entries of earlier kernels are stale.
-struct ValueDefinition {
-  Value* value = nullptr;
-  int line = 0;
-  int column = 0;
-  int kernel = 0;  // index of the kernel that defines it
+// The values of the kernel being parsed, looked up by name: a table of
+// pointers (8 bytes a slot) hashed by the name each value holds, so that
+// with a million values it still fits in the CPU caches.
+struct ValueNameHash {
+  using is_transparent = void;
+  size_t operator()(absl::string_view name) const {
+    return absl::Hash<absl::string_view>{}(name);
+  }
+  size_t operator()(const Value* value) const { return (*this)(value->name()); }
+};
+struct ValueNameEq {
+  using is_transparent = void;
+  static absl::string_view Name(absl::string_view name) { return name; }
+  static absl::string_view Name(const Value* value) { return value->name(); }
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return Name(a) == Name(b);
+  }
 };
 
 // A use, before its definition, of a token from an earlier iteration
@@ -211,13 +226,12 @@ class Parser {
   absl::Status ParseString(std::string* value, absl::string_view what);
 
   // --- Values.
-  // Claims a value name where it is defined; the value is filled in once
-  // it exists. Until then the name reads as undefined.
-  absl::Status ReserveName(const Token& name, ValueDefinition** slot);
-  void Define(ValueDefinition* slot, Value* value) {
-    slot->value = value;
-    recent_[RecentIndex(value->name())] = value;
-  }
+  // Checks that a value name is free where it is defined (not taken in the
+  // kernel, nor earlier in `pending`, the names of one op's results). The
+  // name reads as undefined until Define adds the value it names.
+  absl::Status CheckNameFree(const Token& name,
+                             const std::vector<Token>& pending = {});
+  void Define(const Token& name, Value* value);
   // The value named `name` in the current kernel, or null.
   Value* FindValue(absl::string_view name);
   absl::Status LookupValue(const Token& name, Value** value);
@@ -254,7 +268,7 @@ class Parser {
   absl::Status ParseOperand(const OpInfo& info, const Token& mnemonic,
                             int index, OperandSlot slot, Operand* operand);
   absl::Status ParseOperands(const OpInfo& info, const Token& mnemonic,
-                             std::vector<Operand>* operands);
+                             OperandList* operands);
   absl::Status ParseAttrValue(const OpInfo& info, const AttrSpec& spec,
                               Attribute* value);
   absl::Status ParseAttrDict(const OpInfo& info,
@@ -269,7 +283,7 @@ class Parser {
                                 int num_results, std::vector<Type>* types);
   Op* CreateOp(Region& region, OpKind kind, const Token& start,
                const std::vector<Token>& names, const std::vector<Type>& types,
-               std::vector<Operand> operands, std::vector<ParsedAttr>& attrs,
+               OperandList operands, std::vector<ParsedAttr>& attrs,
                size_t first_forward_use);
   absl::Status ParseFor(Region& region, const Token& start, Op** result);
   absl::Status ParseIf(Region& region, const Token& start, Op** result);
@@ -289,16 +303,18 @@ class Parser {
   // Scratch space reused across ops; a generic op is finished before the
   // next op starts, so these are never in use twice.
   std::vector<Token> names_;
-  std::vector<ValueDefinition*> slots_;  // of names_, in values_
   std::vector<ParsedAttr> attrs_;
   std::vector<Token> type_tokens_;
   std::vector<Type> types_;
   std::vector<std::string> result_names_;
 
-  // The kernel being parsed, and its position (for stale entries below).
+  // The kernel being parsed and its values.
   Kernel* kernel_ = nullptr;
-  int kernel_index_ = 0;
-  absl::flat_hash_map<absl::string_view, ValueDefinition> values_;
+  absl::flat_hash_set<Value*, ValueNameHash, ValueNameEq> values_;
+  // Where a value's name was written, when that is not where the value's
+  // location points (the results after an op's first, an induction
+  // variable): for "previous definition" notes.
+  absl::flat_hash_map<const Value*, std::pair<int, int>> name_positions_;
   // A direct-mapped cache of recently defined and used values in front of
   // `values_`. Most uses are a few ops after the definition; the cache keeps
   // them out of the big table, which with a million values no longer fits
@@ -474,33 +490,47 @@ absl::Status Parser::ParseString(std::string* value, absl::string_view what) {
 // ---------------------------------------------------------------------------
 // Values.
 
-absl::Status Parser::ReserveName(const Token& name, ValueDefinition** slot) {
-  // Keys view the source text, which outlives the parser.
-  const ValueDefinition definition{nullptr, name.line, name.column,
-                                   kernel_index_};
-  auto [it, inserted] = values_.try_emplace(name.ValueName(), definition);
-  if (!inserted && it->second.kernel != kernel_index_) {
-    it->second = definition;  // a name of an earlier kernel
-    inserted = true;
+absl::Status Parser::CheckNameFree(const Token& name,
+                                   const std::vector<Token>& pending) {
+  int line = 0, column = 0;
+  for (const Token& earlier : pending) {
+    if (earlier.ValueName() == name.ValueName()) {
+      line = earlier.line;
+      column = earlier.column;
+      break;
+    }
   }
-  if (!inserted) {
-    return ErrorAt(name).Note(Loc(it->second.line, it->second.column),
-                              "previous definition is here")
-           << "redefinition of " << name.text;
+  if (line == 0) {
+    auto it = values_.find(name.ValueName());
+    if (it == values_.end()) return absl::OkStatus();
+    auto position = name_positions_.find(*it);
+    if (position != name_positions_.end()) {
+      std::tie(line, column) = position->second;
+    } else {
+      line = (*it)->loc().line;
+      column = (*it)->loc().column;
+    }
   }
-  *slot = &it->second;
-  return absl::OkStatus();
+  return ErrorAt(name).Note(Loc(line, column), "previous definition is here")
+         << "redefinition of " << name.text;
+}
+
+void Parser::Define(const Token& name, Value* value) {
+  values_.insert(value);
+  const Location& loc = value->loc();
+  if (loc.line != name.line || loc.column != name.column) {
+    name_positions_[value] = {name.line, name.column};
+  }
+  recent_[RecentIndex(value->name())] = value;
 }
 
 Value* Parser::FindValue(absl::string_view name) {
   Value*& cached = recent_[RecentIndex(name)];
   if (cached != nullptr && cached->name() == name) return cached;
   auto it = values_.find(name);
-  if (it == values_.end() || it->second.kernel != kernel_index_) {
-    return nullptr;
-  }
-  if (it->second.value != nullptr) cached = it->second.value;
-  return it->second.value;
+  if (it == values_.end()) return nullptr;
+  cached = *it;
+  return *it;
 }
 
 absl::Status Parser::LookupValue(const Token& name, Value** value) {
@@ -546,9 +576,6 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::Parse() {
               "or CRLF (convert the file, e.g. with tr '\\r' '\\n')";
   }
   absl::flat_hash_map<std::string, Location> kernel_names;
-  // About one value per 40 bytes of source; sizing the table once saves
-  // rehashing it while it grows.
-  values_.reserve(std::min<size_t>(source_->text.size() / 40, size_t{1} << 22));
   Advance();
   while (!tok().is(Tok::kEof)) {
     Token start = tok();
@@ -577,7 +604,14 @@ absl::Status Parser::ParseKernel(Module& module) {
   // ReserveName rejects a name defined twice, so the kernel need not index
   // the names as well while they are read.
   kernel.BeginTrustedNames();
-  ++kernel_index_;
+  values_.clear();
+  name_positions_.clear();
+  // About one value per 40 bytes of the source left; sizing the table once
+  // saves rehashing it while it grows.
+  const size_t left =
+      source_->text.size() -
+      static_cast<size_t>(start.text.data() - source_->text.data());
+  values_.reserve(std::min<size_t>(left / 40, size_t{1} << 22));
   std::fill(recent_.begin(), recent_.end(), nullptr);
   forward_uses_.clear();
   workspace_maps_.clear();
@@ -614,9 +648,8 @@ absl::Status Parser::ParseSizes(Kernel& kernel) {
   KIR_RETURN_IF_ERROR(Expect(Tok::kLParen));
   do {
     if (!tok().is(Tok::kValueName)) return Unexpected("a size name");
-    ValueDefinition* slot = nullptr;
-    KIR_RETURN_IF_ERROR(ReserveName(tok(), &slot));
-    Define(slot, kernel.AddSize(std::string(tok().ValueName()), Loc(tok())));
+    KIR_RETURN_IF_ERROR(CheckNameFree(tok()));
+    Define(tok(), kernel.AddSize(std::string(tok().ValueName()), Loc(tok())));
     Advance();
   } while (Consume(Tok::kComma));
   return Expect(Tok::kRParen, "',' or ')'");
@@ -631,8 +664,7 @@ absl::Status Parser::ParseSizes(Kernel& kernel) {
 absl::Status Parser::ParseParam(Kernel& kernel) {
   if (!tok().is(Tok::kValueName)) return Unexpected("a parameter name");
   Token name = tok();
-  ValueDefinition* slot = nullptr;
-  KIR_RETURN_IF_ERROR(ReserveName(name, &slot));
+  KIR_RETURN_IF_ERROR(CheckNameFree(name));
   Advance();
   KIR_RETURN_IF_ERROR(Expect(Tok::kColon, "':' and the parameter type"));
   Param param;
@@ -694,7 +726,7 @@ absl::Status Parser::ParseParam(Kernel& kernel) {
   }
   Param& added = kernel.AddParam(std::string(name.ValueName()), std::move(type),
                                  std::move(param), Loc(name));
-  Define(slot, added.value);
+  Define(name, added.value);
   return absl::OkStatus();
 }
 
@@ -1150,23 +1182,14 @@ absl::Status Parser::ParseRegion(Region& region) {
 absl::Status Parser::ParseOp(Region& region) {
   const Token start = tok();
   names_.clear();
-  slots_.clear();
   if (tok().is(Tok::kValueName)) {
     do {
       if (!tok().is(Tok::kValueName)) return Unexpected("a result name");
-      ValueDefinition* slot = nullptr;
-      KIR_RETURN_IF_ERROR(ReserveName(tok(), &slot));
+      KIR_RETURN_IF_ERROR(CheckNameFree(tok(), names_));
       names_.push_back(tok());
-      slots_.push_back(slot);
       Advance();
     } while (Consume(Tok::kComma));
     if (!Consume(Tok::kEqual)) return Unexpected("',' or '=' after results");
-    if (names_.size() > 1) {
-      // Later insertions may have moved the earlier slots.
-      for (size_t i = 0; i < names_.size(); ++i) {
-        slots_[i] = &values_.find(names_[i].ValueName())->second;
-      }
-    }
   }
   if (!tok().is(Tok::kIdentifier)) return Unexpected("an operation name");
   const Token mnemonic = tok();
@@ -1269,8 +1292,7 @@ absl::Status Parser::ParseResultTypes(const OpInfo& info, const Token& mnemonic,
 
 Op* Parser::CreateOp(Region& region, OpKind kind, const Token& start,
                      const std::vector<Token>& names,
-                     const std::vector<Type>& types,
-                     std::vector<Operand> operands,
+                     const std::vector<Type>& types, OperandList operands,
                      std::vector<ParsedAttr>& attrs, size_t first_forward_use) {
   result_names_.resize(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
@@ -1286,7 +1308,7 @@ Op* Parser::CreateOp(Region& region, OpKind kind, const Token& start,
   for (int i = 0; i < op->num_results(); ++i) {
     // The parser checked that the name is free, so it is kept as written.
     KIR_CHECK(op->result(i)->name() == names[i].ValueName());
-    Define(slots_[i], op->result(i));
+    Define(names[i], op->result(i));
   }
   for (size_t i = first_forward_use; i < forward_uses_.size(); ++i) {
     forward_uses_[i].op = op;
@@ -1377,7 +1399,7 @@ absl::Status Parser::ParseOperand(const OpInfo& info, const Token& mnemonic,
 
 // operands ::= operand (',' operand)*                  // slots as in ops.def
 absl::Status Parser::ParseOperands(const OpInfo& info, const Token& mnemonic,
-                                   std::vector<Operand>* operands) {
+                                   OperandList* operands) {
   const int num_slots = static_cast<int>(info.operands.size());
   operands->reserve(num_slots);
   for (int i = 0; i < num_slots; ++i) {
@@ -1610,7 +1632,7 @@ absl::Status Parser::ParseGenericOp(Region& region, const Token& start,
     attrs_.push_back(std::move(attr));
   }
   const size_t first_forward_use = forward_uses_.size();
-  std::vector<Operand> operands;
+  OperandList operands;
   KIR_RETURN_IF_ERROR(ParseOperands(info, mnemonic, &operands));
   if (tok().is(Tok::kLBrace))
     KIR_RETURN_IF_ERROR(ParseAttrDict(info, {}, &attrs_));
@@ -1634,8 +1656,7 @@ absl::Status Parser::ParseFor(Region& region, const Token& start, Op** result) {
   const OpInfo& info = GetOpInfo(OpKind::kFor);
   if (!tok().is(Tok::kValueName)) return Unexpected("the induction variable");
   const Token induction = tok();
-  ValueDefinition* slot = nullptr;
-  KIR_RETURN_IF_ERROR(ReserveName(induction, &slot));
+  KIR_RETURN_IF_ERROR(CheckNameFree(induction));
   Advance();
   KIR_RETURN_IF_ERROR(Expect(Tok::kEqual, "'='"));
   Value *lower = nullptr, *upper = nullptr, *step = nullptr;
@@ -1652,7 +1673,7 @@ absl::Status Parser::ParseFor(Region& region, const Token& start, Op** result) {
   Region& body = kernel_->AddRegion(*op, {Type::Scalar(DType::kIndex)},
                                     {std::string(induction.ValueName())});
   KIR_CHECK(body.argument(0)->name() == induction.ValueName());
-  Define(slot, body.argument(0));
+  Define(induction, body.argument(0));
   *result = op;
   return ParseRegion(body);
 }
@@ -1711,7 +1732,7 @@ absl::Status Parser::ParseRole(Region& region, const Token& start,
 absl::Status Parser::ParseSplitK(Region& region, const Token& start,
                                  const Token& mnemonic, Op** result) {
   const OpInfo& info = GetOpInfo(OpKind::kSplitK);
-  std::vector<Operand> operands;
+  OperandList operands;
   const size_t first_forward_use = forward_uses_.size();
   KIR_RETURN_IF_ERROR(ParseOperands(info, mnemonic, &operands));
   std::vector<ParsedAttr> attrs;
@@ -1745,7 +1766,7 @@ absl::Status Parser::ParsePtx(Region& region, const Token& start,
   KIR_RETURN_IF_ERROR(ParseString(&text, "the PTX text as a string"));
   attrs.back().value = Attribute::String(std::move(text));
 
-  std::vector<Operand> operands;
+  OperandList operands;
   KIR_RETURN_IF_ERROR(Expect(Tok::kLParen, "'(' and the PTX inputs"));
   if (!tok().is(Tok::kRParen)) {
     do {

@@ -2,8 +2,12 @@
 // position, and robustness against hostile input.
 #include "parser/parser.h"
 
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <random>
 #include <set>
 #include <sstream>
@@ -16,6 +20,34 @@
 #include "ir/equal.h"
 #include "parser/lexer.h"
 #include "printer/kir_printer.h"
+
+// Counts the heap allocations of this test binary, for the test that bounds
+// what parsing allocates per op. Not under the sanitizers, which bring
+// their own allocation functions (and there ops and values are not pooled).
+#ifndef KIR_SANITIZE
+namespace {
+std::atomic<int64_t> heap_allocations{0};
+}  // namespace
+
+void* operator new(size_t size) {
+  heap_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* memory = std::malloc(size == 0 ? 1 : size)) return memory;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t size) { return ::operator new(size); }
+// GCC takes free() in a replacement operator delete for a mismatch.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void operator delete(void* memory) noexcept { std::free(memory); }
+void operator delete[](void* memory) noexcept { std::free(memory); }
+void operator delete(void* memory, size_t) noexcept { std::free(memory); }
+void operator delete[](void* memory, size_t) noexcept { std::free(memory); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
 
 namespace kir {
 namespace {
@@ -573,6 +605,39 @@ INSTANTIATE_TEST_SUITE_P(Diagnostics, ParserErrorTest,
 INSTANTIATE_TEST_SUITE_P(MoreDiagnostics, ParserErrorTest,
                          testing::ValuesIn(kMoreErrorCases));
 
+// Ops, values and regions come from pools, and an op keeps up to two
+// operands with up to two indices each inline: parsing a kernel makes few
+// heap allocations per op (one per region's op list, attribute list,
+// buffer shape), not one per operand list and index list as it used to
+// (about two per op for this kernel).
+TEST(ParserTest, ParsingAllocatesLittlePerOp) {
+#ifdef KIR_SANITIZE
+  GTEST_SKIP() << "the sanitizers' allocator is not counted";
+#else
+  // The unit of tools/bench/gen.py: a guarded load, scale and store.
+  std::string text =
+      "kernel @k sizes(%N) (%x: global f32[%N], %y: global f32[%N], "
+      "%a: f32) block(256) {\n"
+      "  %i0 = thread.id x : index\n  %one = const 1 : index\n";
+  constexpr int kUnits = 5000;
+  for (int u = 1; u <= kUnits; ++u) {
+    absl::StrAppend(&text, "  %i", u, " = add %i", u - 1, ", %one : index\n",
+                    "  %p", u, " = cmp lt %i", u, ", %N : i1\n", "  if %p", u,
+                    " {\n", "    %v", u, " = load %x[%i", u, "] : f32\n",
+                    "    %w", u, " = mul %v", u, ", %a : f32\n",
+                    "    store %y[%i", u, "], %w", u, "\n  }\n");
+  }
+  text += "}\n";
+  const int64_t before = heap_allocations.load();
+  std::unique_ptr<Module> module = MustParse(text);
+  const int64_t allocations = heap_allocations.load() - before;
+  ASSERT_EQ(module->kernels.size(), 1u);
+  const int ops = 2 + 6 * kUnits;
+  EXPECT_LT(allocations, ops / 2)
+      << allocations << " allocations for " << ops << " ops";
+#endif
+}
+
 TEST(ParserErrorRenderingTest, ShowsTheLineCaretAndNotes) {
   EXPECT_EQ(ParseError("kernel @k() {\n  %a = const 1 : i32\n"
                        "\t%a = const 2 : i32\n}"),
@@ -597,6 +662,37 @@ TEST(ParserErrorRenderingTest, ShowsTheLineCaretAndNotes) {
       "t.kir:2:3: note: 'store' takes operands: buffer reference %buf[...], "
       "value"))
       << missing_operand;
+}
+
+// The note of a redefinition points at where the earlier name was written:
+// an op's later result, an induction variable, a parameter or size, or a
+// name earlier in the same result list.
+TEST(ParserErrorRenderingTest, PreviousDefinitionNotesPointAtTheName) {
+  auto note = [](const std::string& text) {
+    const std::string error = ParseError(text);
+    const size_t begin = error.find("t.kir:", error.find('\n'));
+    if (begin == std::string::npos) return error;
+    return error.substr(begin, error.find('\n', begin) - begin);
+  };
+  EXPECT_EQ(note("kernel @k() {\n  %a, %b = ptx \"\" () : i32, i32\n"
+                 "  %b = const 1 : i32\n}"),
+            "t.kir:2:7: note: previous definition is here");
+  EXPECT_EQ(note("kernel @k() {\n  %c = const 1 : index\n"
+                 "  for %i = %c to %c step %c {\n"
+                 "    %i = const 2 : index\n  }\n}"),
+            "t.kir:3:7: note: previous definition is here");
+  EXPECT_EQ(note("kernel @k(%x: f32, %y: f32) {\n  %y = const 1.0 : f32\n}"),
+            "t.kir:1:20: note: previous definition is here");
+  EXPECT_EQ(note("kernel @k sizes(%N) (%x: f32) {\n"
+                 "  %N = const 1 : index\n}"),
+            "t.kir:1:17: note: previous definition is here");
+  EXPECT_EQ(
+      note("kernel @k() {\n  %a, %b, %a = ptx \"\" () : i32, i32, i32\n}"),
+      "t.kir:2:3: note: previous definition is here");
+  // Each kernel has its own names.
+  EXPECT_EQ(ParseError("kernel @a() { %x = const 1 : i32 }\n"
+                       "kernel @b() { %x = const 2 : i32 }"),
+            "(parsed)");
 }
 
 // --- Robustness: deep nesting, huge and random input.

@@ -13,10 +13,13 @@ Three families of kernels, each through `kir-opt --pipeline=default`:
              unit needing barriers against its neighbours.
 
 Each kernel runs --repeat times (median of CPU time, user + sys, of the
-child process; wall time beside it); a run over --timeout seconds is
-reported as such and ends that family's larger sizes. Prints a table and
-writes everything to --json; --readme puts the table into the README
-between `<!-- pipeline-bench:begin -->` and `<!-- pipeline-bench:end -->`.
+child process; wall time beside it; the largest peak resident memory of
+the runs, and for the sizes that per op); a run over --timeout seconds is
+reported as such and ends that family's larger sizes. The load average
+before and after the runs goes into the footnote, since other work on the
+machine slows the larger sizes most. Prints a table and writes everything
+to --json; --readme puts the table into the README between
+`<!-- pipeline-bench:begin -->` and `<!-- pipeline-bench:end -->`.
 
 usage: pipeline_bench.py [--kir-opt PATH] [--depths 1,...] [--sizes 1000,...]
                          [--repeat 5] [--timeout 120] [--json FILE]
@@ -28,7 +31,6 @@ import datetime
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -87,19 +89,31 @@ def straight_kernel(ops):
 
 
 def time_once(kir_opt, path, timeout):
-  """(cpu seconds, wall seconds), or None past the timeout."""
-  before = resource.getrusage(resource.RUSAGE_CHILDREN)
+  """(cpu seconds, wall seconds, peak RSS in KiB) of one run, or None past
+  the timeout; exits if kir-opt fails."""
+  command = [kir_opt, path, "--pipeline=default", "-o", os.devnull]
   start = time.monotonic()
-  try:
-    subprocess.run([kir_opt, path, "--pipeline=default", "-o", os.devnull],
-                   check=True, timeout=timeout, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.PIPE)
-  except subprocess.TimeoutExpired:
-    return None
+  process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+  # wait4 gives this child's own usage (RUSAGE_CHILDREN's peak RSS would be
+  # the largest of every child so far).
+  deadline = start + timeout
+  while True:
+    pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+    if pid != 0:
+      break
+    if time.monotonic() > deadline:
+      process.kill()
+      os.wait4(process.pid, 0)
+      process.stderr.close()
+      return None
+    time.sleep(0.005)
   wall = time.monotonic() - start
-  after = resource.getrusage(resource.RUSAGE_CHILDREN)
-  cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-  return cpu, wall
+  stderr = process.stderr.read().decode(errors="replace")
+  process.stderr.close()
+  if os.waitstatus_to_exitcode(status) != 0:
+    sys.exit("%s failed:\n%s" % (" ".join(command), stderr))
+  return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss
 
 
 def measure(kir_opt, path, repeat, timeout):
@@ -114,6 +128,8 @@ def measure(kir_opt, path, repeat, timeout):
   return {
       "cpu_s": statistics.median(s[0] for s in samples),
       "wall_s": statistics.median(s[1] for s in samples),
+      "runs_cpu_s": [round(s[0], 4) for s in samples],
+      "max_rss_kib": max(s[2] for s in samples),
       "runs": len(samples),
   }
 
@@ -125,8 +141,22 @@ def seconds(result):
   return "%.3f" % value if value < 10 else "%.1f" % value
 
 
+def memory(entry, baseline_kib):
+  """Peak RSS, and for the sizes the bytes per op above an empty kernel's
+  peak (the process's own: code, libraries, tables)."""
+  result = entry["result"]
+  if result.get("timed_out") or "max_rss_kib" not in result:
+    return "", ""
+  rss = result["max_rss_kib"] * 1024
+  per_op = ""
+  if entry["family"] == "size" and entry["ops"]:
+    per_op = "%d B" % round(max(0, rss - baseline_kib * 1024) / entry["ops"])
+  return "%.0f MiB" % (rss / 2**20), per_op
+
+
 def table(data):
-  rows = ["| kernel | ops | CPU s (median) | growth |", "|---|---|---|---|"]
+  rows = ["| kernel | ops | CPU s (median) | growth | peak RSS | per op |",
+          "|---|---|---|---|---|---|"]
   previous = None
   for entry in data["results"]:
     growth = ""
@@ -136,16 +166,23 @@ def table(data):
         not entry["result"].get("timed_out") and previous["result"]["cpu_s"] > 0):
       growth = "%.1fx" % (entry["result"]["cpu_s"] / previous["result"]["cpu_s"])
     ops = "" if entry["ops"] is None else str(entry["ops"])
-    rows.append("| %s | %s | %s | %s |" %
-                (entry["name"], ops, seconds(entry["result"]), growth))
+    rss, per_op = memory(entry, data["empty_kernel_rss_kib"])
+    rows.append("| %s | %s | %s | %s | %s | %s |" %
+                (entry["name"], ops, seconds(entry["result"]), growth, rss,
+                 per_op))
     previous = entry
   rows.append("")
+  load = data.get("load_average")
   rows.append(
       "kir-opt %s, `--pipeline=default`, median CPU time (user + sys) of %d "
-      "runs (2 when a run takes over a quarter of the %d s timeout), %s, %s. "
-      "Growth: against the row above (depth + 1, or about 3x the ops)." %
+      "runs (2 when a run takes over a quarter of the %d s timeout), %s, %s%s. "
+      "Growth: against the row above (depth + 1, or the ratio of the sizes). "
+      "Peak RSS: the largest of the runs (the whole process: text, parsed "
+      "IR, analyses, output); per op: above an empty kernel's %.0f MiB." %
       (data["commit"], data["repeat"], data["timeout_s"], data["machine"],
-       data["date"]))
+       data["date"],
+       ", load average %.2f before and %.2f after" % tuple(load)
+       if load else "", data["empty_kernel_rss_kib"] / 1024))
   return "\n".join(rows)
 
 
@@ -155,7 +192,7 @@ def main():
                       default=os.path.join(ROOT, "build-ci", "tools",
                                            "kir-opt", "kir-opt"))
   parser.add_argument("--depths", default="1,2,3,4,5,6,7,8")
-  parser.add_argument("--sizes", default="100,300,1000,3000")
+  parser.add_argument("--sizes", default="1000,10000,100000,1000000")
   parser.add_argument("--repeat", type=int, default=5)
   parser.add_argument("--timeout", type=int, default=120)
   parser.add_argument("--note", default="",
@@ -176,14 +213,25 @@ def main():
       "timeout_s": args.timeout,
       "results": [],
   }
+  load_before = os.getloadavg()[0]
 
   def record(family, name, ops, path):
     result = measure(args.kir_opt, path, args.repeat, args.timeout)
     data["results"].append(
         {"family": family, "name": name, "ops": ops, "result": result})
-    print("%-28s %7s ops  %s s" % (name, ops or "", seconds(result)),
+    print("%-28s %7s ops  %s s  %s" %
+          (name, ops or "", seconds(result),
+           " ".join(memory({"family": family, "ops": ops, "result": result},
+                           data["empty_kernel_rss_kib"]))),
           flush=True)
     return not result.get("timed_out")
+
+  with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "empty.kir")
+    with open(path, "w", encoding="utf-8") as f:
+      f.write("kernel @empty() block(128) {\n}\n")
+    empty = measure(args.kir_opt, path, args.repeat, args.timeout)
+    data["empty_kernel_rss_kib"] = empty.get("max_rss_kib", 0)
 
   examples = os.path.join(ROOT, "testdata", "examples")
   for name in sorted(os.listdir(examples)):
@@ -208,6 +256,7 @@ def main():
       if not record("size", "straight-line", ops, path):
         break
 
+  data["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
   text = table(data)
   print()
   print(text)

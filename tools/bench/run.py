@@ -191,6 +191,11 @@ def main():
       "kir_bytes_per_op": {
           str(r["ops"]): round(r["kir"]["max_rss_kib"] * 1024 / r["ops"])
           for r in rows},
+      # Time ratio of each step up in size, kir-opt's and mlir-opt's.
+      "growth": [{"from_ops": s["from_ops"], "to_ops": s["to_ops"],
+                  "kir": round(s["kir_time_ratio"], 2),
+                  "mlir": round(s["mlir_time_ratio"], 2)}
+                 for s in linearity],
   }]
   results["occasions"] = results["occasions"][-3:]
   with open(args.json, "w") as f:

@@ -92,11 +92,15 @@ def render(results):
     for occasion in occasions:
       speedups = ", ".join(f"{_count(int(ops))} {value:.2f}x"
                            for ops, value in occasion["speedups"].items())
+      growth = ", ".join(
+          f"{_count(g['from_ops'])} to {_count(g['to_ops'])} {g['kir']:.1f}x "
+          f"(mlir-opt {g['mlir']:.1f}x)" for g in occasion.get("growth", []))
       parts.append(f"{occasion['date']} (load {occasion['load_average_before']}"
-                   f"): {speedups}")
+                   f"): {speedups}" + (f"; time growth {growth}"
+                                       if growth else ""))
     lines.append("")
     lines.append(f"kir-opt's speed per op on the last {len(occasions)} "
-                 f"occasions: " + "; ".join(parts) + ".")
+                 f"occasions: " + " | ".join(parts) + ".")
   return "\n".join(lines)
 
 
