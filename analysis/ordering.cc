@@ -1564,36 +1564,50 @@ const Op* TopLevelOf(const Op& op) {
 }  // namespace
 
 struct IncrementalOrdering::Impl {
+  // What a walk found.
+  struct Findings {
+    std::set<UnorderedPair> pairs;
+    std::set<UnfencedPair> unfenced;
+    bool empty() const { return pairs.empty() && unfenced.empty(); }
+    void Add(const Findings& more) {
+      pairs.insert(more.pairs.begin(), more.pairs.end());
+      unfenced.insert(more.unfenced.begin(), more.unfenced.end());
+    }
+  };
+
   // Before op k of the kernel body, and what the walk found within it.
+  // There is one per op of the kernel body, and most find nothing: what
+  // was found is kept aside, and a state equal to the one before the
+  // previous op is shared with it.
   struct Checkpoint {
     const Op* op = nullptr;  // op k when the walk reached it
     std::shared_ptr<const State> before;
-    std::set<UnorderedPair> pairs;
-    std::set<UnfencedPair> unfenced;
+    std::unique_ptr<Findings> found;  // null: nothing
     bool same_iteration = false;  // a pair within one iteration among pairs
     // A walk that stops at its first pair within one iteration still
     // visits all of op k, so finds all of `pairs`.
     bool whole_when_stopping = true;
+
+    const Findings& findings() const { return found ? *found : kNothing; }
   };
+  static inline const Findings kNothing;
 
   // A walk through one op of the kernel body: the states before and after
   // it, and what it found there.
   struct Transfer {
     std::shared_ptr<const State> before, after;
-    std::set<UnorderedPair> pairs;
-    std::set<UnfencedPair> unfenced;
+    Findings found;
     bool whole_when_stopping = true;  // as Checkpoint's
   };
   // A Transfer kept elsewhere.
   struct TransferView {
     const State* before;
     const State* after;
-    const std::set<UnorderedPair>* pairs;
-    const std::set<UnfencedPair>* unfenced;
+    const Findings* found;
     bool whole_when_stopping;
   };
   static TransferView ViewOf(const Transfer& t) {
-    return TransferView{t.before.get(), t.after.get(), &t.pairs, &t.unfenced,
+    return TransferView{t.before.get(), t.after.get(), &t.found,
                         t.whole_when_stopping};
   }
 
@@ -1655,12 +1669,12 @@ struct IncrementalOrdering::Impl {
                                    Access(pair.first, pair.first_effect));
       };
       bool kept_same_iteration = false;
-      for (const UnorderedPair& pair : *reference->pairs) {
+      for (const UnorderedPair& pair : reference->found->pairs) {
         if (!kept(pair)) continue;
         step.pairs.insert(step.pairs.end(), pair);
         kept_same_iteration = kept_same_iteration || !pair.carried;
       }
-      for (const UnfencedPair& edge : *reference->unfenced) {
+      for (const UnfencedPair& edge : reference->found->unfenced) {
         if (kept(edge.pair)) step.unfenced.insert(step.unfenced.end(), edge);
       }
       if (any_only && (!step.pairs.empty() || !step.unfenced.empty())) {
@@ -1726,10 +1740,16 @@ struct IncrementalOrdering::Impl {
   // is found; true when it stopped there, with that op's pairs so far in
   // `partial`. An op the walk reaches with a kept transfer (Changed) is
   // walked only for the accesses whose entries differ from it.
-  bool Extend(int end, bool stop, Checkpoint* partial) {
+  bool Extend(int end, bool stop, Findings* partial) {
     const Region& body = kernel.body();
     int k = static_cast<int>(checkpoints.size()) - 1;
     if (k >= end) return false;
+    // Room for a checkpoint per op, and for the barriers a pass may still
+    // add, so that the vector (which holds a checkpoint per op) is not
+    // copied while it is twice as large as it needs to be.
+    if (checkpoints.capacity() < static_cast<size_t>(body.size()) + 1) {
+      checkpoints.reserve(body.size() + body.size() / 4 + 1);
+    }
     analysis.StartWalk({}, stop, k);
     State state = *checkpoints[k].before;
     for (; k < end; ++k) {
@@ -1747,18 +1767,22 @@ struct IncrementalOrdering::Impl {
       }
       Checkpoint& done = checkpoints[k];
       done.op = &op;
-      done.pairs = std::move(step.pairs);
-      done.unfenced = std::move(step.unfenced);
+      if (!step.pairs.empty() || !step.unfenced.empty()) {
+        done.found = std::make_unique<Findings>(
+            Findings{std::move(step.pairs), std::move(step.unfenced)});
+        found_at.insert(k);
+      }
       done.same_iteration = step.same_iteration;
       done.whole_when_stopping = step.whole_when_stopping;
-      if (!done.pairs.empty() || !done.unfenced.empty()) found_at.insert(k);
       if (done.same_iteration) same_iteration_at.insert(k);
       Checkpoint next;
-      next.before = std::make_shared<const State>(state);
+      next.before = state == *done.before
+                        ? done.before
+                        : std::make_shared<const State>(state);
       checkpoints.push_back(std::move(next));  // `done` may move
       if (stop && step.same_iteration) {
         // It stopped after the op's last op.
-        partial->pairs = checkpoints[k].pairs;
+        partial->pairs = checkpoints[k].findings().pairs;
         return true;
       }
     }
@@ -1774,22 +1798,24 @@ struct IncrementalOrdering::Impl {
   void ForEachFound(int begin, int end, Fn&& fn) const {
     for (auto it = found_at.lower_bound(begin);
          it != found_at.end() && *it < end; ++it) {
-      fn(checkpoints[*it]);
+      fn(checkpoints[*it].findings());
     }
   }
 
   // The kept walk through op k.
   TransferView CheckpointTransfer(int k) const {
     return TransferView{checkpoints[k].before.get(),
-                        checkpoints[k + 1].before.get(), &checkpoints[k].pairs,
-                        &checkpoints[k].unfenced,
+                        checkpoints[k + 1].before.get(),
+                        &checkpoints[k].findings(),
                         checkpoints[k].whole_when_stopping};
   }
 
   // What a walk from the start that stops at its first pair within one
   // iteration finds within op k, the first whose checkpoint has one.
   std::set<UnorderedPair> StoppingPairsOf(int k) {
-    if (checkpoints[k].whole_when_stopping) return checkpoints[k].pairs;
+    if (checkpoints[k].whole_when_stopping) {
+      return checkpoints[k].findings().pairs;
+    }
     analysis.StartWalk({}, /*stop=*/true, k);
     State state = *checkpoints[k].before;
     analysis.VisitTop(kernel.body().op(k), state);
@@ -1801,36 +1827,31 @@ struct IncrementalOrdering::Impl {
   // Query, with the answers to queries that ignore ops kept until the
   // kernel changes (a pass asks whether a barrier is needed, then what it
   // orders); a whole answer also answers `any_only`.
-  std::shared_ptr<const Checkpoint> Answer(const std::set<const Op*>& ignored,
-                                           bool stop, bool any_only) {
+  std::shared_ptr<const Findings> Answer(const std::set<const Op*>& ignored,
+                                         bool stop, bool any_only) {
     if (ignored.empty()) {
-      return std::make_shared<const Checkpoint>(Query(ignored, stop, any_only));
+      return std::make_shared<const Findings>(Query(ignored, stop, any_only));
     }
     std::pair<std::vector<const Op*>, bool> key(
         std::vector<const Op*>(ignored.begin(), ignored.end()), stop);
     auto kept = answers.find(key);
     if (kept != answers.end()) return kept->second;
     auto found =
-        std::make_shared<const Checkpoint>(Query(ignored, stop, any_only));
+        std::make_shared<const Findings>(Query(ignored, stop, any_only));
     if (!any_only) answers.emplace(std::move(key), found);
     return found;
   }
 
   // What a walk with `ignored` finds, as a fresh FindUnorderedPairs /
   // FindUnfencedPairs would; `any_only`: stop at the first pair.
-  Checkpoint Query(const std::set<const Op*>& ignored, bool stop,
-                   bool any_only) {
+  Findings Query(const std::set<const Op*>& ignored, bool stop,
+                 bool any_only) {
     const Region& body = kernel.body();
     const int size = body.size();
-    Checkpoint found;
+    Findings found;
     if (nothing_to_find) return found;
-    auto add = [&](const Checkpoint& c) {
-      found.pairs.insert(c.pairs.begin(), c.pairs.end());
-      found.unfenced.insert(c.unfenced.begin(), c.unfenced.end());
-    };
-    auto any_found = [&] {
-      return !found.pairs.empty() || !found.unfenced.empty();
-    };
+    auto add = [&](const Findings& more) { found.Add(more); };
+    auto any_found = [&] { return !found.empty(); };
     if (ignored.empty()) {
       if (stop && !same_iteration_at.empty()) {
         // A walk from the start stops within the first op where it finds
@@ -1841,7 +1862,7 @@ struct IncrementalOrdering::Impl {
         found.pairs.insert(pairs.begin(), pairs.end());
         return found;
       }
-      Checkpoint partial;
+      Findings partial;
       const bool stopped = Extend(size, stop, &partial);
       ForEachFound(0, static_cast<int>(checkpoints.size()) - 1, add);
       if (stopped) add(partial);
@@ -1855,7 +1876,7 @@ struct IncrementalOrdering::Impl {
       first = std::min(first, index);
       last = std::max(last, index);
     }
-    Checkpoint unused;
+    Findings unused;
     Extend(size, /*stop=*/false, &unused);
     if (stop && AnySameIterationBefore(first)) return Fresh(ignored, stop);
     ForEachFound(0, first, add);
@@ -1899,11 +1920,11 @@ struct IncrementalOrdering::Impl {
 
   // The walk from scratch, for the rare query an earlier stop would cut
   // short differently.
-  Checkpoint Fresh(const std::set<const Op*>& ignored, bool stop) {
+  Findings Fresh(const std::set<const Op*>& ignored, bool stop) {
     analysis.StartWalk(ignored, stop, 0);
     State state;
     const Region& body = kernel.body();
-    Checkpoint found;
+    Findings found;
     for (int k = 0; k < body.size(); ++k) {
       analysis.VisitTop(body.op(k), state);
       if (stop && analysis.found_same_iteration()) break;
@@ -1934,8 +1955,8 @@ struct IncrementalOrdering::Impl {
       Transfer& transfer = transfers[walked];
       transfer.before = checkpoints[k].before;
       transfer.after = checkpoints[k + 1].before;
-      transfer.pairs = std::move(checkpoints[k].pairs);
-      transfer.unfenced = std::move(checkpoints[k].unfenced);
+      transfer.found = checkpoints[k].found ? std::move(*checkpoints[k].found)
+                                            : Findings();
       transfer.whole_when_stopping = checkpoints[k].whole_when_stopping;
     }
     checkpoints.resize(index + 1);
@@ -1944,8 +1965,7 @@ struct IncrementalOrdering::Impl {
                             same_iteration_at.end());
     Checkpoint& frontier = checkpoints[index];
     frontier.op = nullptr;
-    frontier.pairs.clear();
-    frontier.unfenced.clear();
+    frontier.found.reset();
     frontier.same_iteration = false;
     frontier.whole_when_stopping = true;
   }
@@ -1962,7 +1982,7 @@ struct IncrementalOrdering::Impl {
   absl::flat_hash_map<const Op*, Transfer> transfers;
   // Answers to queries that ignore ops (Answer), by ignored ops and stop.
   absl::flat_hash_map<std::pair<std::vector<const Op*>, bool>,
-                      std::shared_ptr<const Checkpoint>>
+                      std::shared_ptr<const Findings>>
       answers;
   bool nothing_to_find = false;
 };
@@ -1978,7 +1998,7 @@ void IncrementalOrdering::Changed(const Op& op) { impl_->Changed(op); }
 
 std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
     const std::set<const Op*>& ignored, bool stop_at_first_same_iteration) {
-  const std::shared_ptr<const Impl::Checkpoint> found =
+  const std::shared_ptr<const Impl::Findings> found =
       impl_->Answer(ignored, stop_at_first_same_iteration, false);
   std::vector<UnorderedPair> pairs(found->pairs.begin(), found->pairs.end());
   ProgramPaths paths;
@@ -1997,7 +2017,7 @@ std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
 
 std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
     const std::set<const Op*>& ignored) {
-  const std::shared_ptr<const Impl::Checkpoint> found =
+  const std::shared_ptr<const Impl::Findings> found =
       impl_->Answer(ignored, false, false);
   std::vector<UnfencedPair> pairs(found->unfenced.begin(),
                                   found->unfenced.end());
@@ -2021,13 +2041,13 @@ bool IncrementalOrdering::Contains(const UnorderedPair& pair) {
   if (impl_->nothing_to_find) return false;
   // A walk finds a pair at its later access.
   const int index = impl_->IndexOfTop(*pair.second);
-  Impl::Checkpoint unused;
+  Impl::Findings unused;
   impl_->Extend(index + 1, /*stop=*/false, &unused);
-  return impl_->checkpoints[index].pairs.count(pair) > 0;
+  return impl_->checkpoints[index].findings().pairs.count(pair) > 0;
 }
 
 bool IncrementalOrdering::AnyPair(const std::set<const Op*>& ignored) {
-  const std::shared_ptr<const Impl::Checkpoint> found =
+  const std::shared_ptr<const Impl::Findings> found =
       impl_->Answer(ignored, false, true);
   return !found->pairs.empty() || !found->unfenced.empty();
 }
