@@ -1583,7 +1583,7 @@ struct IncrementalOrdering::Impl {
     const Op* op = nullptr;  // op k when the walk reached it
     std::shared_ptr<const State> before;
     std::unique_ptr<Findings> found;  // null: nothing
-    bool same_iteration = false;  // a pair within one iteration among pairs
+    bool same_iteration = false;      // a pair within one iteration among pairs
     // A walk that stops at its first pair within one iteration still
     // visits all of op k, so finds all of `pairs`.
     bool whole_when_stopping = true;
@@ -1804,10 +1804,9 @@ struct IncrementalOrdering::Impl {
 
   // The kept walk through op k.
   TransferView CheckpointTransfer(int k) const {
-    return TransferView{checkpoints[k].before.get(),
-                        checkpoints[k + 1].before.get(),
-                        &checkpoints[k].findings(),
-                        checkpoints[k].whole_when_stopping};
+    return TransferView{
+        checkpoints[k].before.get(), checkpoints[k + 1].before.get(),
+        &checkpoints[k].findings(), checkpoints[k].whole_when_stopping};
   }
 
   // What a walk from the start that stops at its first pair within one
@@ -1844,8 +1843,7 @@ struct IncrementalOrdering::Impl {
 
   // What a walk with `ignored` finds, as a fresh FindUnorderedPairs /
   // FindUnfencedPairs would; `any_only`: stop at the first pair.
-  Findings Query(const std::set<const Op*>& ignored, bool stop,
-                 bool any_only) {
+  Findings Query(const std::set<const Op*>& ignored, bool stop, bool any_only) {
     const Region& body = kernel.body();
     const int size = body.size();
     Findings found;
@@ -1955,8 +1953,8 @@ struct IncrementalOrdering::Impl {
       Transfer& transfer = transfers[walked];
       transfer.before = checkpoints[k].before;
       transfer.after = checkpoints[k + 1].before;
-      transfer.found = checkpoints[k].found ? std::move(*checkpoints[k].found)
-                                            : Findings();
+      transfer.found =
+          checkpoints[k].found ? std::move(*checkpoints[k].found) : Findings();
       transfer.whole_when_stopping = checkpoints[k].whole_when_stopping;
     }
     checkpoints.resize(index + 1);
