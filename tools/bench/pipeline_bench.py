@@ -14,7 +14,9 @@ Three families of kernels, each through `kir-opt --pipeline=default`:
 
 Each kernel runs --repeat times (median of CPU time, user + sys, of the
 child process; wall time beside it; the largest peak resident memory of
-the runs, and for the sizes that per op); a run over --timeout seconds is
+the runs, and for the sizes that per op). The sizes run in rounds of one
+run each, so that a busy stretch of a shared machine slows every size
+alike. A run over --timeout seconds is
 reported as such and ends that family's larger sizes. The load average
 before and after the runs goes into the footnote, since other work on the
 machine slows the larger sizes most. Prints a table and writes everything
@@ -116,6 +118,16 @@ def time_once(kir_opt, path, timeout):
   return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss
 
 
+def summary(samples):
+  return {
+      "cpu_s": statistics.median(s[0] for s in samples),
+      "wall_s": statistics.median(s[1] for s in samples),
+      "runs_cpu_s": [round(s[0], 4) for s in samples],
+      "max_rss_kib": max(s[2] for s in samples),
+      "runs": len(samples),
+  }
+
+
 def measure(kir_opt, path, repeat, timeout):
   samples = []
   for _ in range(repeat):
@@ -125,13 +137,30 @@ def measure(kir_opt, path, repeat, timeout):
     samples.append(sample)
     if sample[1] > timeout / 4:  # slow: one more run is enough
       repeat = min(repeat, 2)
-  return {
-      "cpu_s": statistics.median(s[0] for s in samples),
-      "wall_s": statistics.median(s[1] for s in samples),
-      "runs_cpu_s": [round(s[0], 4) for s in samples],
-      "max_rss_kib": max(s[2] for s in samples),
-      "runs": len(samples),
-  }
+  return summary(samples)
+
+
+def measure_alternating(kir_opt, paths, repeat, timeout):
+  """Times `paths` in rounds, each running every path once, so that a
+  slower stretch of a shared machine falls on every size alike and the
+  growth between sizes is not the load's. A path that times out is
+  dropped, with every larger one after it."""
+  samples = [[] for _ in paths]
+  timed_out = [False] * len(paths)
+  for _ in range(repeat):
+    for i, path in enumerate(paths):
+      if any(timed_out[:i + 1]):
+        break
+      if len(samples[i]) >= 2 and samples[i][-1][1] > timeout / 4:
+        continue  # slow: two runs are enough
+      sample = time_once(kir_opt, path, timeout)
+      if sample is None:
+        timed_out[i] = True
+        break
+      samples[i].append(sample)
+  return [{"timed_out": True, "timeout_s": timeout}
+          if timed_out[i] or not samples[i] else summary(samples[i])
+          for i in range(len(paths))]
 
 
 def seconds(result):
@@ -175,7 +204,8 @@ def table(data):
   load = data.get("load_average")
   rows.append(
       "kir-opt %s, `--pipeline=default`, median CPU time (user + sys) of %d "
-      "runs (2 when a run takes over a quarter of the %d s timeout), %s, %s%s. "
+      "runs (2 when a run takes over a quarter of the %d s timeout; the "
+      "sizes alternate, one run of each per round), %s, %s%s. "
       "Growth: against the row above (depth + 1, or the ratio of the sizes). "
       "Peak RSS: the largest of the runs (the whole process: text, parsed "
       "IR, analyses, output); per op: above an empty kernel's %.0f MiB." %
@@ -215,8 +245,9 @@ def main():
   }
   load_before = os.getloadavg()[0]
 
-  def record(family, name, ops, path):
-    result = measure(args.kir_opt, path, args.repeat, args.timeout)
+  def record(family, name, ops, path, result=None):
+    if result is None:
+      result = measure(args.kir_opt, path, args.repeat, args.timeout)
     data["results"].append(
         {"family": family, "name": name, "ops": ops, "result": result})
     print("%-28s %7s ops  %s s  %s" %
@@ -248,12 +279,17 @@ def main():
         f.write(nest_kernel(depth))
       if not record("depth", "loop depth %d" % depth, 10 + depth, path):
         break
+    kernels = []
     for size in (int(s) for s in args.sizes.split(",")):
       text, ops = straight_kernel(size)
       path = os.path.join(tmp, "straight%d.kir" % size)
       with open(path, "w", encoding="utf-8") as f:
         f.write(text)
-      if not record("size", "straight-line", ops, path):
+      kernels.append((ops, path))
+    results = measure_alternating(args.kir_opt, [p for _, p in kernels],
+                                  args.repeat, args.timeout)
+    for (ops, path), result in zip(kernels, results):
+      if not record("size", "straight-line", ops, path, result):
         break
 
   data["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
