@@ -76,18 +76,19 @@ def nest_kernel(depth):
 UNIT_OPS = 3  # store, load, register store
 
 
-def straight_kernel(ops):
-  """About `ops` ops; returns (text, op count)."""
+def write_straight_kernel(f, ops):
+  """Writes about `ops` ops to the file `f`, a line at a time (a child
+  process starts with this one's peak resident memory, which a kernel
+  built in memory would raise for every run after it); returns the op
+  count."""
   units = max(1, (ops - len(PROLOGUE)) // UNIT_OPS)
-  lines = ["kernel @straight() block(128) {"] + PROLOGUE
+  f.write("\n".join(["kernel @straight() block(128) {"] + PROLOGUE) + "\n")
   for u in range(units):
-    lines += [
-        "  store %s[%tx], %f",
-        "  %%v%d = load %%s[%%mirror] : f32" % u,
-        "  store %%acc[%%c0], %%v%d" % u,
-    ]
-  lines.append("}")
-  return "\n".join(lines) + "\n", len(PROLOGUE) + units * UNIT_OPS
+    f.write("  store %%s[%%tx], %%f\n"
+            "  %%v%d = load %%s[%%mirror] : f32\n"
+            "  store %%acc[%%c0], %%v%d\n" % (u, u))
+  f.write("}\n")
+  return len(PROLOGUE) + units * UNIT_OPS
 
 
 def time_once(kir_opt, path, timeout):
@@ -281,10 +282,9 @@ def main():
         break
     kernels = []
     for size in (int(s) for s in args.sizes.split(",")):
-      text, ops = straight_kernel(size)
       path = os.path.join(tmp, "straight%d.kir" % size)
       with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+        ops = write_straight_kernel(f, size)
       kernels.append((ops, path))
     results = measure_alternating(args.kir_opt, [p for _, p in kernels],
                                   args.repeat, args.timeout)
