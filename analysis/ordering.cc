@@ -1554,13 +1554,6 @@ class ProgramPaths {
   std::map<const Op*, std::vector<int>> paths_;
 };
 
-// The kernel body's op holding `op`.
-const Op* TopLevelOf(const Op& op) {
-  const Op* top = &op;
-  while (top->parent_op() != nullptr) top = top->parent_op();
-  return top;
-}
-
 }  // namespace
 
 struct IncrementalOrdering::Impl {
@@ -1636,7 +1629,7 @@ struct IncrementalOrdering::Impl {
   }
 
   int IndexOfTop(const Op& op) const {
-    return kernel.body().IndexOf(TopLevelOf(op));
+    return kernel.body().IndexOf(op.TopLevelAncestor());
   }
 
   // What one op's walk found; `complete`: it went through the whole op
@@ -1936,7 +1929,7 @@ struct IncrementalOrdering::Impl {
   void Changed(const Op& op) {
     analysis.Forget(op);
     answers.clear();
-    const Op* top = TopLevelOf(op);
+    const Op* top = op.TopLevelAncestor();
     transfers.erase(top);
     // The state before the changed op's top-level op still holds; what was
     // found within it and after it does not. The walks through the ops
@@ -2047,7 +2040,7 @@ bool IncrementalOrdering::Contains(const UnorderedPair& pair) {
 bool IncrementalOrdering::AnyPair(const std::set<const Op*>& ignored) {
   const std::shared_ptr<const Impl::Findings> found =
       impl_->Answer(ignored, false, true);
-  return !found->pairs.empty() || !found->unfenced.empty();
+  return !found->empty();
 }
 
 }  // namespace kir

@@ -94,9 +94,9 @@
 //     with `red add done[p], 1 {order = release}`; the first block then
 //     zeroes the other parity's tile and `done` count, which the next
 //     launch uses (only the count where the grid's split dimension is the
-//     constant 2: no launch ever reduces into a tile then). The last block to arrive is the last to start its
-//     body, so every block it waits for is running. Nothing is zeroed
-//     between the sum and the epilogue.
+//     constant 2: no launch ever reduces into a tile then). The last block
+//     to arrive is the last to start its body, so every block it waits for
+//     is running. Nothing is zeroed between the sum and the epilogue.
 //   - tma-atomic, reset=last: every split stages, and the issuer
 //     TMA-reduce-adds into the zeroed work tile, commits, waits, and
 //     arrives with `atomic add 1 {order = acq_rel}`; the one that sees

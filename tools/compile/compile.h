@@ -1,7 +1,8 @@
 // The one compile path of kir-opt, kir-run and kir-check's driver: parse,
-// verify once, lower with a pipeline, emit CUDA C++. Each tool adds only what it alone does
-// (kir-opt's checks and printing, kir-run's NVRTC build and launch), so a
-// kernel lowers and emits the same way whichever tool compiles it.
+// verify once, lower with a pipeline, emit CUDA C++. Each tool adds only
+// what it alone does (kir-opt's checks and printing, kir-run's NVRTC build
+// and launch), so a kernel lowers and emits the same way whichever tool
+// compiles it.
 #ifndef KIR_TOOLS_COMPILE_COMPILE_H_
 #define KIR_TOOLS_COMPILE_COMPILE_H_
 
