@@ -194,7 +194,9 @@ bool IsTensorMapSlot(OpKind kind, int slot) {
 // Whether `slot` of `kind` names an mbarrier.
 bool IsMbarrierSlot(OpKind kind, int slot) {
   if (IsMbarrierOp(kind)) return slot == 0;
-  return (kind == OpKind::kTmaLoad || kind == OpKind::kBulkLoad) && slot == 2;
+  return (kind == OpKind::kTmaLoad || kind == OpKind::kBulkLoad ||
+          kind == OpKind::kStoreRemote) &&
+         slot == 2;
 }
 
 // How diagnostics name an operand slot.
@@ -206,6 +208,11 @@ std::string SlotName(OpKind kind, int slot) {
     case OpKind::kStore:
     case OpKind::kStmatrix:
       return slot == 0 ? "destination" : "value";
+    case OpKind::kStoreRemote:
+      return slot == 0   ? "destination"
+             : slot == 1 ? "value"
+             : slot == 2 ? "mbarrier"
+                         : "CTA rank";
     case OpKind::kCpAsync:
     case OpKind::kTmaStore:
     case OpKind::kTmaReduce:
@@ -397,6 +404,7 @@ class Verifier {
   void CheckAlloc(const Op& op);
   void CheckTma(const Op& op);
   void CheckRemoteArrive(const Op& op);
+  void CheckStoreRemote(const Op& op);
   void CheckBarrierReduction(const Op& op);
   void CheckCopySize(const Op& op);
   void CheckWgmma(const Op& op);
@@ -1111,6 +1119,9 @@ void Verifier::CheckOp(const Op& op) {
     }
     case OpKind::kMbarrierArriveRemote:
       CheckRemoteArrive(op);
+      break;
+    case OpKind::kStoreRemote:
+      CheckStoreRemote(op);
       break;
     case OpKind::kMbarrierWait:
       if (!IsIntegerScalar(op.operand_value(1)->type())) {
@@ -1969,27 +1980,53 @@ void Verifier::CheckBarrierReduction(const Op& op) {
 }
 
 void Verifier::CheckRemoteArrive(const Op& op) {
-  const Type& rank = op.operand_value(1)->type();
+  const int rank_slot = op.kind() == OpKind::kStoreRemote ? 3 : 1;
+  const Type& rank = op.operand_value(rank_slot)->type();
   if (!rank.is_index() && !IsIntegerScalar(rank)) {
     Fail(op, kRemoteArrive)
-        << "mbarrier.arrive_remote CTA rank must be index or an integer "
-           "scalar, got "
+        << op.mnemonic() << " CTA rank must be index or an integer scalar, got "
         << rank.ToString();
   }
   const int64_t ctas = BoundedVolume(kernel_.cluster, 1024).value_or(1);
   if (ctas > 16) return;  // an oversized cluster is reported by V49
   if (ctas <= 1) {
-    Fail(op, kRemoteArrive) << "mbarrier.arrive_remote needs a cluster of "
-                               "more than one CTA, got "
-                            << ctas;
+    Fail(op, kRemoteArrive)
+        << op.mnemonic() << " needs a cluster of more than one CTA, got "
+        << ctas;
     return;
   }
-  const std::optional<int64_t> constant = IntegerConstant(op.operand_value(1));
+  const std::optional<int64_t> constant =
+      IntegerConstant(op.operand_value(rank_slot));
   if (constant && (*constant < 0 || *constant >= ctas)) {
     Fail(op, kRemoteArrive)
-        << "mbarrier.arrive_remote CTA rank " << *constant << " is not in a "
-        << ctas << "-CTA cluster (0.." << ctas - 1 << ")";
+        << op.mnemonic() << " CTA rank " << *constant << " is not in a " << ctas
+        << "-CTA cluster (0.." << ctas - 1 << ")";
   }
+}
+
+// store.remote: st.async moves 4, 8 or 16 bytes of 32-bit elements into a
+// peer CTA's shared memory.
+void Verifier::CheckStoreRemote(const Op& op) {
+  const Type& buffer = op.operand_value(0)->type();
+  const Type& value = op.operand_value(1)->type();
+  if (buffer.is_buffer() && buffer.space() != MemorySpace::kShared) {
+    Fail(op, kRemoteArrive) << "store.remote destination must be shared "
+                               "memory, got "
+                            << buffer.ToString();
+  }
+  const DType dtype = value.dtype();
+  const int lanes = value.lanes();
+  if ((dtype != DType::kF32 && dtype != DType::kI32) ||
+      (lanes != 1 && lanes != 2 && lanes != 4)) {
+    Fail(op, kRemoteArrive) << "store.remote stores f32 or i32, a scalar or a "
+                               "vector of 2 or 4, got "
+                            << value.ToString();
+  } else if (buffer.is_buffer() && buffer.dtype() != dtype) {
+    Fail(op, kRemoteArrive)
+        << "store.remote value " << value.ToString()
+        << " does not match the destination's elements " << buffer.ToString();
+  }
+  CheckRemoteArrive(op);
 }
 
 void Verifier::CheckCopySize(const Op& op) {

@@ -158,10 +158,12 @@
 //   V52 A workspace behind a tensor map has align >= 16 and, where its
 //       extents are constant, outer (row-major) strides that are multiples
 //       of 16 bytes.
-// Cluster arrivals
-//   V53 mbarrier.arrive_remote takes an index or integer CTA rank, runs in
-//       a kernel whose cluster has more than one CTA, and a constant rank
-//       names a CTA of that cluster.
+// Remote arrivals and stores
+//   V53 mbarrier.arrive_remote and store.remote take an index or integer
+//       CTA rank, run in a kernel whose cluster has more than one CTA, and
+//       a constant rank names a CTA of that cluster; store.remote stores
+//       into shared memory an f32 or i32 scalar or vector of 2 or 4 of the
+//       destination's element type.
 // Barrier reductions
 //   V54 barrier.red takes an i1 predicate and returns i1 (or, and) or i32
 //       (popc). As a named barrier it is also subject to V43, V44 and V46.

@@ -205,6 +205,8 @@ OpFacts FactsFor(OpKind kind) {
       return Pure();  // reads, but removable when unused
     case OpKind::kStore:
       return Effectful();
+    case OpKind::kStoreRemote:
+      return Async(ExecClass::kPerThread, Completion::kMbarrier);
     case OpKind::kCpAsync:
       return Async(ExecClass::kPerThread, Completion::kCpAsyncGroup,
                    TokenKind::kCpAsync);
@@ -553,6 +555,20 @@ std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
       const Value* value = builder.BufferAt(1);
       int lanes = value != nullptr ? value->type().lanes() : 1;
       builder.Box(0, M::kWrite, generic, now, D::kPerThread, {lanes});
+      break;
+    }
+    case OpKind::kStoreRemote: {
+      // st.async into the peer's copy; its complete-tx on the peer's
+      // mbarrier releases at cluster scope.
+      const Value* value = builder.BufferAt(1);
+      int lanes = value != nullptr ? value->type().lanes() : 1;
+      MemoryEffect* dst = builder.Box(
+          0, M::kWrite, generic, Completion::kMbarrier, D::kPerThread, {lanes});
+      if (dst != nullptr) dst->remote = true;
+      MemoryEffect* bar = builder.Box(
+          2, M::kReadWrite, generic, Completion::kMbarrier, D::kPerThread, {1});
+      SetOrder(bar, MemoryOrder::kRelease, MemoryScope::kCluster);
+      if (bar != nullptr) bar->remote = true;
       break;
     }
     case OpKind::kCpAsync: {

@@ -182,6 +182,17 @@ void SharedLifetimes::Compute(const Kernel& kernel,
       switch (effect.completion) {
         case Completion::kMbarrier: {
           if (!effect.writes()) break;
+          if (effect.remote) {
+            // A peer CTA's store.remote lands here at any time after the
+            // cluster barrier that follows the inits: live throughout.
+            AddLive(lifetime, nullptr, 0, LaneEnd(nullptr));
+            for (const Op* role : top_roles_) {
+              if (!role->region(0).empty()) {
+                AddLive(lifetime, role, 0, LaneEnd(role));
+              }
+            }
+            break;
+          }
           const Value* barrier = nullptr;
           for (const MemoryEffect& other : effects) {
             if (IsMbarrierBuffer(other.buffer)) barrier = other.buffer;

@@ -31,6 +31,9 @@
 //     circular buffer's protocol (every stage load is waited for by the
 //     ring's consumers before they go on), on which analysis/ordering.h also
 //     relies for ring loads;
+//   - a buffer a `store.remote` writes (a peer CTA's store lands in this
+//     CTA's copy at any time after the cluster barrier that follows the
+//     inits) is live throughout the kernel, in every lane;
 //   - a `ring` allocation (a circular buffer's stages) stays live, in each
 //     lane that accesses it, until the last release of its empty barrier
 //     there (an mbarrier.arrive on an mbarrier that the issuing thread
@@ -138,7 +141,7 @@ class SharedLifetimes {
 
   const Kernel& kernel_;
   std::vector<const Op*> top_roles_;
-  std::map<const Op*, int> role_index_;     // top-level role -> body index
+  std::map<const Op*, int> role_index_;  // top-level role -> body index
   std::vector<SharedLifetime> lifetimes_;
   std::map<const Op*, int> lifetime_of_;
 };

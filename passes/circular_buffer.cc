@@ -1728,6 +1728,25 @@ class Rewriter {
           OpKind::kSetMaxNReg, {},
           {attr::action(RegisterAction::kDec), attr::regs(*producer_regs_)});
     }
+    // A cluster barrier counts every thread of the block: the producer
+    // passes each one the consumers' top-level code passes, in order
+    // (serialize-split-k's mode=cluster arrives before the body and waits
+    // after it). It touches no peer, so its last wait goes at its end,
+    // after the loads, which then need not wait for the cluster.
+    std::vector<const Op*> cluster_ops;
+    for (const auto& op : consumer_role_->region(0).ops()) {
+      if (op->kind() == OpKind::kClusterArrive ||
+          op->kind() == OpKind::kClusterWait) {
+        cluster_ops.push_back(op.get());
+      }
+    }
+    const Op* final_wait = !cluster_ops.empty() && cluster_ops.back()->kind() ==
+                                                       OpKind::kClusterWait
+                               ? cluster_ops.back()
+                               : nullptr;
+    for (const Op* op : cluster_ops) {
+      if (op != final_wait) builder.Create(op->kind(), {}, op->attrs());
+    }
     std::map<const Value*, Value*> map;
     for (const Op* op : plan_.top_slice) {
       CloneComputation(builder, *op, map, "p_");
@@ -1757,6 +1776,10 @@ class Rewriter {
           [&](int k) { return map.at(Index(*plan_.nest[k])); }, "p_");
       CloneSlice(level, plan_.depth() - 1, plan_.depth() - 1, map, "p_");
       EmitIssue(level, it, /*wait_empty=*/true, "p_", map);
+    }
+    if (final_wait != nullptr) {
+      OpBuilder end = Builder(region, region.size());
+      end.Create(final_wait->kind(), {}, final_wait->attrs());
     }
     CountUses();
   }

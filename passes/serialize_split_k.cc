@@ -35,13 +35,18 @@ constexpr int kMaxVectorBytes = 16;
 // must fit the block's shared memory (227 KiB) with room to spare.
 constexpr int64_t kMaxBoxExtent = 256;
 constexpr int64_t kMaxStageBytes = 227 * 1024;
+// mode=cluster: a portable cluster's CTAs, and an mbarrier phase's
+// transaction count limit.
+constexpr int64_t kMaxClusterSplits = 8;
+constexpr int64_t kMaxTransactionBytes = (int64_t{1} << 20) - 1;
 
-enum class Mode { kSerial, kTmaSerial, kTmaAtomic };
+enum class Mode { kSerial, kTmaSerial, kTmaAtomic, kCluster };
 
 std::optional<Mode> ModeNamed(absl::string_view name) {
   if (name == "serial") return Mode::kSerial;
   if (name == "tma-serial") return Mode::kTmaSerial;
   if (name == "tma-atomic") return Mode::kTmaAtomic;
+  if (name == "cluster") return Mode::kCluster;
   return std::nullopt;
 }
 
@@ -53,6 +58,8 @@ const char* ModeName(Mode mode) {
       return "tma-serial";
     case Mode::kTmaAtomic:
       return "tma-atomic";
+    case Mode::kCluster:
+      return "cluster";
   }
   return "?";
 }
@@ -137,6 +144,7 @@ struct SplitPlan {
   // arrival adding the others' sum to its own registers (reset=parity), or
   // one tile that the last arrival reads and zeroes (reset=last).
   bool parity_tiles = false;
+  int64_t splits = 1;  // mode=cluster: the grid's constant split count
 };
 
 class Checker {
@@ -160,6 +168,7 @@ class Checker {
     if (absl::Status s = CheckPlace(plan); !s.ok()) return s;
     if (absl::Status s = CheckPartial(plan); !s.ok()) return s;
     if (absl::Status s = CheckTma(plan); !s.ok()) return s;
+    if (absl::Status s = CheckCluster(plan); !s.ok()) return s;
     if (absl::Status s = CheckReturns(); !s.ok()) return s;
     if (absl::Status s = CheckSplitIndex(plan); !s.ok()) return s;
     if (absl::Status s = CheckReadsAfter(plan); !s.ok()) return s;
@@ -225,7 +234,9 @@ class Checker {
   // What the bulk tensor reduction and one TMA box can do: the staged tile
   // is [1, 1, E, T/32, 32] (element e of thread t at [e, t/32, t%32]).
   absl::Status CheckTma(const SplitPlan& plan) {
-    if (plan.mode == Mode::kSerial) return absl::OkStatus();
+    if (plan.mode == Mode::kSerial || plan.mode == Mode::kCluster) {
+      return absl::OkStatus();
+    }
     const std::string mode = ModeName(plan.mode);
     const CombineOp op = splitk_.op();
     if (op != CombineOp::kAdd && plan.mode == Mode::kTmaAtomic) {
@@ -266,6 +277,66 @@ class Checker {
              << " bytes of partials in shared memory, more than a block has "
                 "(227 KiB); use a narrower work type or mode=serial";
     }
+    return absl::OkStatus();
+  }
+
+  // mode=cluster: the splits of a tile are the CTAs of one cluster along
+  // the split dimension, and each hands its running sum to the next with
+  // st.async (32-bit elements) into a shared buffer that an mbarrier's
+  // transaction count (below 2^20 bytes) completes.
+  absl::Status CheckCluster(SplitPlan& plan) {
+    if (plan.mode != Mode::kCluster) return absl::OkStatus();
+    const Dim3& grid = kernel_.grid;
+    const std::optional<int64_t> splits = grid[plan.split_dim].AsConstant();
+    const Location where = grid.dim_loc[plan.split_dim].known()
+                               ? grid.dim_loc[plan.split_dim]
+                               : kernel_.loc();
+    if (!splits.has_value()) {
+      return (Error(splitk_.loc())
+              << "serialize-split-k mode=cluster makes the splits of a tile "
+                 "one cluster, whose size is a launch constant; the grid's "
+                 "split dimension is not constant")
+          .Note(where, "the split dimension is declared here");
+    }
+    if (*splits > kMaxClusterSplits) {
+      return (Error(splitk_.loc())
+              << "serialize-split-k mode=cluster makes the " << *splits
+              << " splits of a tile one cluster, more than the "
+              << kMaxClusterSplits
+              << " CTAs a portable cluster holds (use mode=serial)")
+          .Note(where, "the split count is declared here");
+    }
+    const std::optional<int64_t> cluster = kernel_.cluster.StaticVolume();
+    if (!cluster.has_value() || *cluster != 1) {
+      return (Error(splitk_.loc())
+              << "serialize-split-k mode=cluster makes the splits of a tile "
+                 "one cluster; the kernel already has a cluster")
+          .Note(
+              kernel_.cluster.loc.known() ? kernel_.cluster.loc : kernel_.loc(),
+              "the cluster is declared here");
+    }
+    if (plan.partial_type != DType::kF32) {
+      return Error(splitk_.loc())
+             << "serialize-split-k mode=cluster hands partials over with "
+                "st.async, which stores 32-bit elements; %"
+             << plan.partial->name() << " holds "
+             << DTypeName(plan.partial_type) << " (use mode=serial)";
+    }
+    if (plan.work_type != DType::kF32) {
+      return Error(splitk_.loc())
+             << "serialize-split-k mode=cluster hands the partial over in "
+                "its own type (f32); work="
+             << DTypeName(plan.work_type) << " applies to the other modes";
+    }
+    const int64_t bytes = plan.elements * plan.threads * 4;
+    if (bytes > kMaxTransactionBytes || bytes > kMaxStageBytes) {
+      return Error(splitk_.loc())
+             << "serialize-split-k mode=cluster receives " << bytes
+             << " bytes of partials in shared memory, more than one mbarrier "
+                "phase counts (2^20 - 1) or a block holds (227 KiB); use "
+                "mode=serial";
+    }
+    plan.splits = *splits;
     return absl::OkStatus();
   }
 
@@ -387,6 +458,8 @@ class Rewriter {
   void Run() {
     if (plan_.mode == Mode::kSerial) {
       RunSerial();
+    } else if (plan_.mode == Mode::kCluster) {
+      RunCluster();
     } else {
       RunTma();
     }
@@ -396,7 +469,7 @@ class Rewriter {
   }
 
  private:
-  enum class Step { kStore, kAdd, kLoadSum };
+  enum class Step { kStore, kAdd, kLoadSum, kSend };
 
   void RunSerial() {
     Op& splitk = *plan_.splitk;
@@ -406,15 +479,7 @@ class Rewriter {
     Value* splits = nullptr;
     OpBuilder& b = BeginAfterBody(&split, &splits);
 
-    // Every index constant the loops use, before the first branch.
-    for (int64_t extent : plan_.shape) {
-      Index(extent);
-      Index(extent / plan_.lanes);
-    }
-    Index(0);
-    Index(1);
-    Index(plan_.lanes);
-    constants_frozen_ = true;
+    MakeSliceConstants();
 
     one32_ = b.Constant(1, DType::kI32, "sk_one32");
     Value* turn = Cast(split, DType::kI32, "sk_turn");
@@ -468,6 +533,131 @@ class Rewriter {
           {attr::op(CombineOp::kAdd), attr::order(MemoryOrder::kRelease)});
     }
     region.Take(region.IndexOf(&splitk));
+  }
+
+  // mode=cluster: the S splits of a tile are one cluster along the split
+  // dimension (CTA rank z is split z). Split z > 0 waits for its landing
+  // buffer's mbarrier and adds the running sum it holds to its partial
+  // (sum op partial, split order: the serial mode's arithmetic); split
+  // z < S-1 then stores its partial (now the running sum) into split
+  // z+1's landing buffer with store.remote, which completes there on the
+  // mbarrier; split S-1 runs the epilogue. The mbarrier is initialized,
+  // and (z > 0) expects the buffer's bytes, before a cluster barrier that
+  // every thread arrives at before the body and waits for after it, so no
+  // peer stores before the init.
+  // Nothing global: each launch starts from fresh shared memory.
+  void RunCluster() {
+    Op& splitk = *plan_.splitk;
+    Region& region = *splitk.parent_region();
+    kernel_.cluster[plan_.split_dim] = IndexExpr::Constant(plan_.splits);
+    if (plan_.splits > 1) AddClusterBuffers();
+    Value* split = nullptr;
+    Value* splits = nullptr;
+    OpBuilder& b = BeginAfterBody(&split, &splits);
+    if (plan_.splits == 1) {
+      // One split: the body is the whole sum.
+      builder_ = &b;
+      MoveEpilogueTo(b);
+      region.Take(region.IndexOf(&splitk));
+      return;
+    }
+    MakeSliceConstants();
+    b.Create(OpKind::kClusterWait, {});
+    Value* has_prev =
+        b.Compare(CmpPredicate::kNe, split, Index(0), "sk_has_prev");
+    Value* last_split = b.Binary(OpKind::kSub, splits, Index(1), "sk_last");
+    Value* is_last =
+        b.Compare(CmpPredicate::kEq, split, last_split, "sk_is_last");
+    next_rank_ = b.Binary(OpKind::kAdd, split, Index(1), "sk_next");
+
+    Op* receive_if = b.If(has_prev);
+    {
+      OpBuilder receive(receive_if->region(0));
+      Inherit(receive);
+      // st.async completes its bytes with release at cluster scope: the
+      // wait acquires at cluster scope to see the peer's stores.
+      receive.Create(OpKind::kMbarrierWait,
+                     {Ref(recv_bar_, {Index(0)}), Use(Index(0))},
+                     {attr::scope(MemoryScope::kCluster)});
+      EmitNest(receive, Step::kLoadSum);
+    }
+    Op* last_if = b.If(is_last);
+    MoveEpilogue(last_if->region(0));
+    {
+      OpBuilder send(last_if->region(1));
+      Inherit(send);
+      EmitNest(send, Step::kSend);
+    }
+    region.Take(region.IndexOf(&splitk));
+  }
+
+  // The epilogue right after the body, for one split.
+  void MoveEpilogueTo(OpBuilder& b) {
+    Region& epilogue = plan_.splitk->region(1);
+    Region& region = b.region();
+    int at = b.index();
+    while (!epilogue.empty()) region.Insert(at++, epilogue.Take(0));
+  }
+
+  // mode=cluster, before the splitk's top-level ancestor: the landing
+  // buffer `%sk_recv: shared f32[C, T, V]` (thread t's chunk c at
+  // [c, t, :]: consecutive threads, consecutive 16 bytes), its mbarrier,
+  // their initialization by thread 0 of the block (with the expected bytes
+  // where a split before stores into it) and the arrival at the cluster
+  // barrier.
+  void AddClusterBuffers() {
+    const Op* top = plan_.role != nullptr ? plan_.role : plan_.splitk;
+    Region& body = kernel_.body();
+    OpBuilder b(body, body.IndexOf(top));
+    Inherit(b);
+    builder_ = &b;
+    recv_ =
+        b.Create(
+             OpKind::kAllocShared, {}, {attr::align(16)},
+             {Type::Buffer(MemorySpace::kShared, DType::kF32,
+                           {IndexExpr::Constant(plan_.elements / plan_.lanes),
+                            IndexExpr::Constant(plan_.threads),
+                            IndexExpr::Constant(plan_.lanes)})},
+             {"sk_recv"})
+            ->result();
+    recv_bar_ = b.Create(OpKind::kAllocShared, {}, {},
+                         {Type::Buffer(MemorySpace::kShared, DType::kMbarrier,
+                                       {IndexExpr::Constant(1)})},
+                         {"sk_recv_bar"})
+                    ->result();
+    Value* zero = b.Constant(0, DType::kIndex, "sk_init_c0");
+    Value* split = Query(OpKind::kBlockId, plan_.split_dim, "sk_init_split");
+    Value* receives =
+        b.Compare(CmpPredicate::kNe, split, zero, "sk_init_receives");
+    // Thread 0 of the block (every block thread runs this code).
+    Value* first = nullptr;
+    for (int d = 0; d < 3; ++d) {
+      const std::optional<int64_t> extent = kernel_.block[d].AsConstant();
+      if (d > 0 && extent == 1) continue;
+      Value* tid = Query(OpKind::kThreadId, d, "sk_init_tid");
+      Value* is_zero =
+          b.Compare(CmpPredicate::kEq, tid, zero, "sk_init_thread0");
+      first = first == nullptr
+                  ? is_zero
+                  : b.Binary(OpKind::kAnd, first, is_zero, "sk_init_thread0");
+    }
+    Op* init_if = b.If(first);
+    {
+      OpBuilder init(init_if->region(0));
+      Inherit(init);
+      const Operand bar = Ref(recv_bar_, {zero});
+      init.Create(OpKind::kMbarrierInit, {bar}, {attr::count(1)});
+      Op* expect_if = init.If(receives);
+      OpBuilder expect(expect_if->region(0));
+      Inherit(expect);
+      expect.Create(OpKind::kMbarrierArriveTx, {bar},
+                    {attr::bytes(plan_.elements * plan_.threads * 4)});
+      init.Create(OpKind::kFenceMbarrierInit, {});
+    }
+    // The wait is RunCluster's, after the body: the barrier's latency hides
+    // behind the mainloop, and no thread touches a peer before it.
+    b.Create(OpKind::kClusterArrive, {});
+    builder_ = nullptr;
   }
 
   // mode=tma-serial and mode=tma-atomic: every participating thread stages
@@ -1119,6 +1309,19 @@ class Rewriter {
     return linear;
   }
 
+  // Every index constant the per-thread slice loops use (serial, cluster),
+  // before the first branch; none is made after.
+  void MakeSliceConstants() {
+    for (int64_t extent : plan_.shape) {
+      Index(extent);
+      Index(extent / plan_.lanes);
+    }
+    Index(0);
+    Index(1);
+    Index(plan_.lanes);
+    constants_frozen_ = true;
+  }
+
   // An index constant, made once at the start of the lowered code (before
   // any branch, so visible in all of it).
   Value* Index(int64_t value) {
@@ -1183,11 +1386,18 @@ class Rewriter {
     const Type partial_type = Lanes(plan_.partial_type);
     const Type work_type = Lanes(plan_.work_type);
     const Operand slot =
-        Ref(work_, {tile_[0], tile_[1], chunk, thread_, Index(0)});
+        recv_ != nullptr
+            ? Ref(recv_, {chunk, thread_, Index(0)})
+            : Ref(work_, {tile_[0], tile_[1], chunk, thread_, Index(0)});
     const Operand mine = Ref(plan_.partial, indices);
     Value* part =
         b->Create(OpKind::kLoad, {mine}, {}, {partial_type}, {"sk_part"})
             ->result();
+    if (step == Step::kSend) {
+      b->Create(OpKind::kStoreRemote,
+                {slot, Use(part), Ref(recv_bar_, {Index(0)}), Use(next_rank_)});
+      return;
+    }
     if (step == Step::kStore) {
       b->Create(OpKind::kStore,
                 {slot, Use(Convert(*b, part, work_type, "sk_part_w"))});
@@ -1247,6 +1457,10 @@ class Rewriter {
   Value* handoff_ = nullptr;  // tma-serial
   Value* vote_ = nullptr;     // tma-atomic: the issuer's "last" as 0 / 1
   Value* map_ = nullptr;
+  // mode=cluster.
+  Value* recv_ = nullptr;      // the landing buffer
+  Value* recv_bar_ = nullptr;  // its mbarrier
+  Value* next_rank_ = nullptr;
   // tma-atomic with reset=parity.
   Value* tile_rows_ = nullptr;  // G1
   Value* work_row_ = nullptr;   // the tile's row in this launch's parity

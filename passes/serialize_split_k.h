@@ -1,14 +1,15 @@
 // Lowers `splitk`: the blocks of one output tile combine their partials
 // in a global work buffer, in split order through semaphores (serial,
 // tma-serial) or in any order through TMA reduction and an arrival counter
-// (tma-atomic), and one block per tile runs the epilogue on the combined
-// partial.
+// (tma-atomic), or hand a running sum from split to split through the
+// shared memory of a cluster (cluster), and one block per tile runs the
+// epilogue on the combined partial.
 //
 // Pass: serialize-split-k
-// Options: mode=serial (default) | tma-serial | tma-atomic; work=f32
-//   (default) | bf16 | f16, the work buffer's element type; reset=parity
-//   (default) | last, how tma-atomic leaves its work tile zeroed for the
-//   next launch (below).
+// Options: mode=serial (default) | tma-serial | tma-atomic | cluster;
+//   work=f32 (default) | bf16 | f16, the work buffer's element type;
+//   reset=parity (default) | last, how tma-atomic leaves its work tile
+//   zeroed for the next launch (below).
 // Requires: a verified kernel in the unlowered reading (ir/language.md,
 //   "Two readings", 4). Each `splitk` sits at the kernel's top level or
 //   directly in a role (so that the threads that take part are known), no
@@ -127,6 +128,32 @@
 //     reduction (R7). The reading threads load the sum with generic loads
 //     after a generic acquire: the reducers' completed bulk groups need no
 //     fence there.
+// Ensures (mode=cluster), with S the grid's constant split count along
+//   `dim` and V, C, T as in mode=serial:
+//   - The kernel's cluster is S CTAs along `dim` (cluster rank z is split
+//     z), so the splits of a tile run together on one GPC. S = 1: the
+//     epilogue follows the body, nothing else changes.
+//   - Before the splitk's top-level ancestor: the landing buffer
+//     `%sk_recv: shared f32[C, T, V]` and its mbarrier `%sk_recv_bar`;
+//     one elected thread initializes it (count 1) and, in split z > 0,
+//     expects the buffer's C T V 4 bytes (`mbarrier.arrive_tx`), then
+//     `fence.mbarrier_init`; every thread arrives at the cluster barrier
+//     (`cluster.arrive`) before the body and waits (`cluster.wait`) after
+//     it, so no peer stores before the init and the barrier's latency
+//     hides behind the body (circular-buffer's producer arrives at its
+//     start and waits at its end).
+//   - After the body: split z > 0 waits for the bytes
+//     (`mbarrier.wait {scope = cluster}`, st.async's release is at cluster
+//     scope) and adds the running sum before its own partial (split
+//     order, as mode=serial); split S-1 runs the epilogue; every other
+//     split stores its new running sum into split z + 1's landing buffer
+//     with `store.remote` (st.async of V f32, completing on that split's
+//     mbarrier). Deterministic, no workspace, nothing to reset.
+//   - Cost: the turns are S-1 hops of one tile through distributed
+//     shared memory, the landing buffer takes stages' bytes, and a
+//     cluster of S CTAs must fit one GPC: with one block per SM, clusters
+//     of 4 and 8 hold fewer CTAs at once than a grid that fills the GPU
+//     (the README's split-K table has the measurements).
 // Errors (located): a splitk that is not at the top level or directly in
 //   a role; a non-constant block; a partial that is not a float `reg`
 //   buffer; a `return` before the splitk or in its body; a split dimension
@@ -138,7 +165,11 @@
 //   tma-atomic (a zeroed tile is the identity of add only); participating
 //   threads that are not whole warps; more than 256 partial elements per
 //   thread (one box dimension); a staged tile larger than 227 KiB;
-//   tma-atomic: no named barrier id left for the vote.
+//   tma-atomic: no named barrier id left for the vote. mode=cluster: a
+//   split count that is not a constant or exceeds 8 (a portable cluster),
+//   a kernel that already has a cluster, a partial that is not f32 (st.async
+//   stores 32-bit elements), work= other than f32, a landing buffer over
+//   2^20 - 1 bytes (one mbarrier phase) or 227 KiB.
 // Does not: insert barriers or proxy fences (insert-syncs and
 //   insert-proxy-fences, as above; mode=serial needs none between a
 //   thread's own accesses of its own slice), commits and waits other than

@@ -223,6 +223,8 @@ std::unique_ptr<Module> BuildAllOps() {
   none(OpKind::kMbarrierArriveTx, {Ref(bar, {c0})},
        {{"bytes", Attribute::Int(8192)}});
   none(OpKind::kMbarrierArriveRemote, {Ref(bar, {c0}), Use(rank)});
+  none(OpKind::kStoreRemote,
+       {Ref(acc, {c0, c0}), Use(v), Ref(bar, {c0}), Use(rank)});
   Value* phase = b.Constant(0, DType::kI32, "phase");
   none(OpKind::kMbarrierWait, {Ref(bar, {c0}), Use(phase)});
   none(OpKind::kMbarrierInval, {Ref(bar, {c1})});

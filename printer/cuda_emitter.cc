@@ -861,6 +861,23 @@ absl::Status KernelEmitter::EmitOp(const Op& op) {
       return EmitLoad(op);
     case OpKind::kStore:
       return EmitStore(op);
+    case OpKind::kStoreRemote: {
+      const Value* value = op.operand_value(1);
+      const bool is_float = value->type().dtype() == DType::kF32;
+      std::vector<std::string> args = {
+          SharedAddress(op.operand(0), true),
+          SharedAddress(op.operand(2), false),
+          absl::StrCat("static_cast<kir_u32>(", Var(op.operand_value(3)), ")")};
+      for (int lane = 0; lane < value->type().lanes(); ++lane) {
+        args.push_back(is_float ? Lane(value, lane)
+                                : absl::StrCat("static_cast<kir_u32>(",
+                                               Lane(value, lane), ")"));
+      }
+      Call(
+          runtime_.StoreRemote(value->type().lanes(), is_float ? "f32" : "b32"),
+          args);
+      return absl::OkStatus();
+    }
     case OpKind::kCpAsync: {
       const int bytes = static_cast<int>(op.bytes());
       Call(runtime_.CpAsync(bytes, predicated()),

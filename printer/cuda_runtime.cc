@@ -551,6 +551,37 @@ std::string CudaRuntime::MbarrierArriveTx(bool predicated) {
   return Define(fn.name + Suffix(predicated), Render(fn, predicated));
 }
 
+std::string CudaRuntime::StoreRemote(int lanes, absl::string_view ptx_type) {
+  const bool is_float = ptx_type == "f32";
+  AsmFunction fn;
+  fn.name = absl::StrCat("kir_store_remote_", lanes, "x", ptx_type);
+  fn.params = {"kir_u32 dst", "kir_u32 bar", "kir_u32 cta"};
+  std::vector<std::string> values;
+  for (int lane = 0; lane < lanes; ++lane) {
+    fn.params.push_back(
+        absl::StrCat(is_float ? "float" : "kir_u32", " v", lane));
+    values.push_back(absl::StrCat("%", lane + 3));
+  }
+  const std::string list =
+      lanes == 1 ? values[0]
+                 : absl::StrCat("{", absl::StrJoin(values, ", "), "}");
+  fn.ptx = {
+      "{",
+      ".reg .b32 remote_dst, remote_bar;",
+      "mapa.shared::cluster.u32 remote_dst, %0, %2;",
+      "mapa.shared::cluster.u32 remote_bar, %1, %2;",
+      absl::StrCat("st.async.shared::cluster.mbarrier::complete_tx::bytes",
+                   lanes == 1 ? "" : absl::StrCat(".v", lanes), ".", ptx_type,
+                   " [remote_dst], ", list, ", [remote_bar];"),
+      "}"};
+  fn.inputs = {"\"r\"(dst)", "\"r\"(bar)", "\"r\"(cta)"};
+  for (int lane = 0; lane < lanes; ++lane) {
+    fn.inputs.push_back(
+        absl::StrCat(is_float ? "\"f\"(v" : "\"r\"(v", lane, ")"));
+  }
+  return Define(fn.name, Render(fn, /*predicated=*/false));
+}
+
 std::string CudaRuntime::MbarrierArriveRemote(absl::string_view scope,
                                               bool predicated) {
   const bool cluster = scope == "cluster";

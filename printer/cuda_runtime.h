@@ -82,7 +82,11 @@ class CudaRuntime {
   std::string MbarrierArriveTx(bool predicated);  // template <int BYTES> (addr)
   // The barrier at `addr`'s offset in the cluster's CTA of rank `cta`
   // (mapa), release at cluster scope.
-  std::string MbarrierArriveRemote(absl::string_view scope, bool predicated);  // (addr, kir_u32 cta)
+  std::string MbarrierArriveRemote(absl::string_view scope,
+                                   bool predicated);  // (addr, kir_u32 cta)
+  // st.async of `lanes` 32-bit values (`ptx_type` b32 / f32 / s32 / u32)
+  // into a peer CTA's shared memory: (dst, bar, kir_u32 cta, lanes...).
+  std::string StoreRemote(int lanes, absl::string_view ptx_type);
   // (addr, parity): a try_wait loop, run by every lane that reaches it (never
   // predicated: a predicated loop breaks the code ptxas makes around it).
   // scope: "cta" or "cluster" (the acquire's).

@@ -5,10 +5,12 @@
 # testdata/bench/llm.csv (KIR_EXPERIMENT_CSV overrides), each problem's
 # variants checked, then timed alternately in one process. Which set runs:
 # $1 = a space-separated list of fences | lowering | reuse | splitk |
-# schedules | splitk-reset (default: all; schedules times
+# schedules | splitk-reset | splitk-cluster (default: all; schedules times
 # testdata/bench/schedules.csv, cooperative against ping-pong and cluster
 # configurations, as rows; splitk-reset times testdata/bench/splitk.csv
-# with serial, tma-atomic reset=last and reset=parity, and tma-serial). A variant that fails on a problem (a layout that does not
+# with serial, tma-atomic reset=last and reset=parity, and tma-serial;
+# splitk-cluster times testdata/bench/splitk_cluster.csv, mode=cluster
+# against tma-atomic and serial on the same configurations). A variant that fails on a problem (a layout that does not
 # fit without reuse, a lowering that does not verify) makes that problem an
 # error in its experiment, so variants likely to fail get an experiment of
 # their own. JSON, CSV, SVG and logs go to $OUT/experiments/, also packed
@@ -48,7 +50,7 @@ experiment() {
   tail -n 8 "$out/$name.txt"
 }
 
-sets=${1:-fences lowering reuse splitk schedules splitk-reset}
+sets=${1:-fences lowering reuse splitk schedules splitk-reset splitk-cluster}
 for set in $sets; do
   case $set in
     fences)
@@ -70,6 +72,9 @@ for set in $sets; do
         'serialize-split-k{mode=tma-atomic,reset=last}' \
         'serialize-split-k{mode=tma-atomic,reset=parity}' \
         'serialize-split-k{mode=tma-serial}' ;;
+    splitk-cluster)
+      csv=testdata/bench/splitk_cluster.csv experiment splitk_cluster -- \
+        'serialize-split-k{mode=tma-atomic}' 'serialize-split-k{mode=serial}' ;;
   esac
 done
 tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")"

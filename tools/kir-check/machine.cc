@@ -75,12 +75,15 @@ const char* AgentName(Agent agent) {
       return "cp.async";
     case Agent::kWgmma:
       return "wgmma";
+    case Agent::kStoreRemote:
+      return "store.remote";
   }
   return "?";
 }
 
 bool AgentIsAsyncProxy(Agent agent) {
-  return agent != Agent::kThread && agent != Agent::kCpAsync;
+  return agent != Agent::kThread && agent != Agent::kCpAsync &&
+         agent != Agent::kStoreRemote;
 }
 
 // ---------------------------------------------------------------------------
@@ -257,6 +260,13 @@ absl::Status Machine::Setup(const Launch& launch) {
   }
   op_executions_.assign(program_.ops().size(), 0);
   return absl::OkStatus();
+}
+
+int Machine::ClusterPeer(const Thread& t, int64_t rank) const {
+  for (int b : clusters_[blocks_[t.block].cluster].blocks) {
+    if (blocks_[b].cluster_rank == rank) return b;
+  }
+  return -1;
 }
 
 void Machine::CreateBlock(int b) {

@@ -34,6 +34,7 @@ enum class Agent : uint8_t {
   kBulkStore,
   kCpAsync,
   kWgmma,
+  kStoreRemote,  // st.async into a peer CTA's shared memory (generic proxy)
 };
 const char* AgentName(Agent agent);
 bool AgentIsAsyncProxy(Agent agent);
@@ -382,6 +383,8 @@ class Machine {
  private:
   absl::Status Setup(const Launch& launch);
   void CreateBlock(int block);
+  // The block of `t`'s cluster whose cluster rank is `rank` (mapa), or -1.
+  int ClusterPeer(const Thread& t, int64_t rank) const;
   void FinishBlock(int block);
   void RunReference();
   void RunAdversarial();

@@ -479,6 +479,47 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
       return Outcome::kAdvance;
     }
 
+    case OpKind::kStoreRemote: {
+      // mapa + st.async: the element at the same offset in the peer CTA,
+      // written later by the memory system, which then completes the
+      // value's bytes on the peer's mbarrier at the same offset.
+      const BufferRec& buffer = buffers[rec.operand[0]];
+      const Index index = Indices(t, rec, 0);
+      const int lanes = rec.operand_lanes[1];
+      const int64_t linear = buffer.shared.LinearOffset(index);
+      if (index.empty() || linear < 0 ||
+          index.back() + lanes > buffer.static_shape.back()) {
+        Fatal(&rec, absl::StrCat("store.remote of %", buffer.value->name(),
+                                 IndexText(index), " (", lanes,
+                                 " lanes) is out of bounds of ",
+                                 IndexText(buffer.static_shape)));
+        return Outcome::kFatal;
+      }
+      int64_t bar_address = 0;
+      mbarrier_at(2, bar_address);
+      if (failed()) return Outcome::kFatal;
+      const int64_t rank = static_cast<int64_t>(in(3, 0));
+      const int target = ClusterPeer(t, rank);
+      if (target < 0) {
+        Fatal(&rec, absl::StrCat("store.remote CTA rank ", rank,
+                                 " is not in the cluster"));
+        return Outcome::kFatal;
+      }
+      if (!blocks_[target].created) CreateBlock(target);
+      // The complete-tx is an access of the peer's mbarrier, which its init
+      // must happen before (a cluster barrier after the init).
+      TrackMbarrier(t, rec, bar_address, true, true, target);
+      AsyncOp& op = NewAsync(Agent::kStoreRemote, &rec, t);
+      op.shared_buffer = buffer.id;
+      op.shared_address = buffer.shared.Address(linear);
+      op.dst_blocks.push_back(target);
+      op.mbarrier_address = bar_address;
+      op.bytes = int64_t{lanes} * DTypeBytes(buffer.dtype);
+      for (int lane = 0; lane < lanes; ++lane) op.staged.push_back(in(1, lane));
+      Issue(op);
+      return Outcome::kAdvance;
+    }
+
     case OpKind::kAtomic:
     case OpKind::kReduce:
     case OpKind::kSemWait:
@@ -645,12 +686,7 @@ Outcome Machine::ExecuteThreadOp(Thread& t, const OpRec& rec) {
       if (rec.kind == OpKind::kMbarrierArriveRemote) {
         // mapa: the barrier at the same offset in the peer CTA.
         const int64_t rank = static_cast<int64_t>(in(1, 0));
-        const std::vector<int>& peers =
-            clusters_[blocks_[t.block].cluster].blocks;
-        target = -1;
-        for (int b : peers) {
-          if (blocks_[b].cluster_rank == rank) target = b;
-        }
+        target = ClusterPeer(t, rank);
         if (target < 0) {
           Fatal(&rec, absl::StrCat("mbarrier.arrive_remote CTA rank ", rank,
                                    " is not in the cluster"));
@@ -1520,6 +1556,7 @@ void Machine::PerformRead(AsyncOp& op) {
       }
       break;
     }
+    case Agent::kStoreRemote:  // the values were taken at issue
     case Agent::kThread:
       break;
   }
@@ -1625,6 +1662,28 @@ void Machine::PerformWrite(AsyncOp& op) {
         for (int j = 0; j < n / 2; ++j)
           regs[flat + j] = op.staged[i * (n / 2) + j];
       }
+      break;
+    }
+    case Agent::kStoreRemote: {
+      const int target = op.dst_blocks.front();
+      if (blocks_[target].finished) {
+        Hazard hazard;
+        hazard.kind = HazardKind::kPendingAtExit;
+        hazard.op = op.rec->op;
+        hazard.message = absl::StrCat(
+            "the store.remote writes the shared memory of block ", target,
+            " after it exited (the receiver must wait for its mbarrier)");
+        Report(std::move(hazard));
+        break;
+      }
+      const DType dtype = buffers[op.shared_buffer].dtype;
+      const int bytes = DTypeBytes(dtype);
+      MemoryArea& area = SharedArea(target);
+      for (size_t lane = 0; lane < op.staged.size(); ++lane) {
+        WriteLane(area, op.shared_address + lane * bytes, dtype,
+                  op.staged[lane], &ctx);
+      }
+      CompleteTx(op, target, op.mbarrier_address, op.bytes);
       break;
     }
     case Agent::kThread:

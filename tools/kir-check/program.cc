@@ -57,6 +57,7 @@ std::optional<Exec> ExecOf(OpKind kind) {
     case OpKind::kAllocWorkspace:
     case OpKind::kLoad:
     case OpKind::kStore:
+    case OpKind::kStoreRemote:
     // cp.async and its groups: per thread (cp.async.commit_group and
     // wait_group are not `.aligned`).
     case OpKind::kCpAsync:

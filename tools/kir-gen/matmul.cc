@@ -102,6 +102,8 @@ const char* SplitKModeName(SplitKMode mode) {
       return "tma-serial";
     case SplitKMode::kTmaAtomic:
       return "tma-atomic";
+    case SplitKMode::kCluster:
+      return "cluster";
   }
   return "serial";
 }
@@ -877,15 +879,30 @@ absl::StatusOr<OperandMajor> ParseOperandMajor(absl::string_view text,
       text, operand == 'a' ? 'A' : 'B', mn, operand == 'a' ? "M" : "N"));
 }
 
+namespace {
+
+// Split-K mode=cluster: the f32 tile a split receives from the one before
+// it lands in a buffer of its own (a peer stores into it at any time, so
+// it cannot share the stages' bytes), beside its mbarrier.
+int64_t ClusterLandingBytes(const MatmulConfig& config) {
+  if (config.split_k == 1 || config.split_k_mode != SplitKMode::kCluster) {
+    return 0;
+  }
+  return int64_t{config.tile_m} * config.tile_n * 4 + 16;
+}
+
+}  // namespace
+
 int64_t SharedMemoryBytes(const MatmulProblem& problem,
                           const MatmulConfig& config) {
   const int64_t stages =
       int64_t{std::max(config.stages, 0)} * StageBytes(config);
   const int64_t epilogue = EpilogueBytes(problem, config);
   if (ResolvedEpilogue(problem, config) == EpilogueMode::kReuseMainloop) {
-    return std::max(stages, epilogue) + kSharedSlack;
+    return std::max(stages, epilogue) + ClusterLandingBytes(config) +
+           kSharedSlack;
   }
-  return stages + epilogue + kSharedSlack;
+  return stages + epilogue + ClusterLandingBytes(config) + kSharedSlack;
 }
 
 int MaxStages(const MatmulProblem& problem, const MatmulConfig& config) {
@@ -1042,6 +1059,21 @@ absl::Status ValidateMatmul(const MatmulProblem& problem,
           "split-K %d: K = %d has only %d k-steps of %d; every split needs "
           "at least one",
           config.split_k, problem.k, k_tiles, config.tile_k));
+    }
+    if (config.split_k_mode == SplitKMode::kCluster) {
+      if (config.split_k > 8) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "split-K %d with mode cluster: the splits of a tile are one "
+            "cluster, and a portable cluster holds at most 8 CTAs",
+            config.split_k));
+      }
+      if (config.cluster_m * config.cluster_n > 1) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "split-K mode cluster with a %dx%d cluster: the splits of a "
+            "tile make the cluster, so it cannot also hold neighbouring "
+            "tiles; use 1x1",
+            config.cluster_m, config.cluster_n));
+      }
     }
     if (config.epilogue == EpilogueMode::kDedicated) {
       return absl::InvalidArgumentError(
@@ -1205,12 +1237,12 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
 }
 
 absl::StatusOr<SplitKMode> ParseSplitKMode(absl::string_view text) {
-  for (SplitKMode mode :
-       {SplitKMode::kSerial, SplitKMode::kTmaSerial, SplitKMode::kTmaAtomic}) {
+  for (SplitKMode mode : {SplitKMode::kSerial, SplitKMode::kTmaSerial,
+                          SplitKMode::kTmaAtomic, SplitKMode::kCluster}) {
     if (text == SplitKModeName(mode)) return mode;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "split-K mode '", text, "': serial, tma-serial or tma-atomic"));
+      "split-K mode '", text, "': serial, tma-serial, tma-atomic or cluster"));
 }
 
 absl::StatusOr<EpilogueMode> ParseEpilogueMode(absl::string_view text) {
