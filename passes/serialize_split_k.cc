@@ -40,13 +40,14 @@ constexpr int64_t kMaxStageBytes = 227 * 1024;
 constexpr int64_t kMaxClusterSplits = 8;
 constexpr int64_t kMaxTransactionBytes = (int64_t{1} << 20) - 1;
 
-enum class Mode { kSerial, kTmaSerial, kTmaAtomic, kCluster };
+enum class Mode { kSerial, kTmaSerial, kTmaAtomic, kCluster, kGather };
 
 std::optional<Mode> ModeNamed(absl::string_view name) {
   if (name == "serial") return Mode::kSerial;
   if (name == "tma-serial") return Mode::kTmaSerial;
   if (name == "tma-atomic") return Mode::kTmaAtomic;
   if (name == "cluster") return Mode::kCluster;
+  if (name == "gather") return Mode::kGather;
   return std::nullopt;
 }
 
@@ -60,6 +61,8 @@ const char* ModeName(Mode mode) {
       return "tma-atomic";
     case Mode::kCluster:
       return "cluster";
+    case Mode::kGather:
+      return "gather";
   }
   return "?";
 }
@@ -234,7 +237,8 @@ class Checker {
   // What the bulk tensor reduction and one TMA box can do: the staged tile
   // is [1, 1, E, T/32, 32] (element e of thread t at [e, t/32, t%32]).
   absl::Status CheckTma(const SplitPlan& plan) {
-    if (plan.mode == Mode::kSerial || plan.mode == Mode::kCluster) {
+    if (plan.mode == Mode::kSerial || plan.mode == Mode::kCluster ||
+        plan.mode == Mode::kGather) {
       return absl::OkStatus();
     }
     const std::string mode = ModeName(plan.mode);
@@ -458,6 +462,8 @@ class Rewriter {
   void Run() {
     if (plan_.mode == Mode::kSerial) {
       RunSerial();
+    } else if (plan_.mode == Mode::kGather) {
+      RunGather();
     } else if (plan_.mode == Mode::kCluster) {
       RunCluster();
     } else {
@@ -469,7 +475,15 @@ class Rewriter {
   }
 
  private:
-  enum class Step { kStore, kAdd, kLoadSum, kSend };
+  enum class Step {
+    kStore,
+    kAdd,
+    kLoadSum,
+    kSend,
+    kGatherFirst,  // run = slot
+    kGatherAdd,    // run = run op slot
+    kGatherLast,   // partial = run op partial
+  };
 
   void RunSerial() {
     Op& splitk = *plan_.splitk;
@@ -513,9 +527,7 @@ class Rewriter {
                   {"sk_reset"});
       builder_ = &b;
       // The epilogue, formerly the splitk's.
-      Region& epilogue = splitk.region(1);
-      Region& then = last_if->region(0);
-      while (!epilogue.empty()) then.Append(epilogue.Take(0));
+      MoveEpilogue(last_if->region(0));
     }
     // Other splits: store or add the partial, then release my slice.
     {
@@ -528,6 +540,79 @@ class Rewriter {
       OpBuilder store(add_if->region(1));
       Inherit(store);
       EmitNest(store, Step::kStore);
+      other.Create(
+          OpKind::kReduce, {SemRef(), Use(one32_)},
+          {attr::op(CombineOp::kAdd), attr::order(MemoryOrder::kRelease)});
+    }
+    region.Take(region.IndexOf(&splitk));
+  }
+
+  // mode=gather: no turns. Every split z < S-1 stores its partial into its
+  // own slot z of the work buffer at once and releases its thread's
+  // counter; thread t of split S-1 waits until its counter holds S-1 (every
+  // other split's thread t has stored), resets it, and sums the slots in
+  // split order, then its own partial: the arithmetic of mode=serial, so
+  // deterministic, without its S-1 hops one after the other.
+  void RunGather() {
+    Op& splitk = *plan_.splitk;
+    Region& region = *splitk.parent_region();
+    AddWorkspaces(/*slot_per_split=*/true);
+    Value* split = nullptr;
+    Value* splits = nullptr;
+    OpBuilder& b = BeginAfterBody(&split, &splits);
+    MakeSliceConstants();
+
+    one32_ = b.Constant(1, DType::kI32, "sk_one32");
+    Value* has_prev =
+        b.Compare(CmpPredicate::kNe, split, Index(0), "sk_has_prev");
+    Value* last_split = b.Binary(OpKind::kSub, splits, Index(1), "sk_last");
+    Value* is_last =
+        b.Compare(CmpPredicate::kEq, split, last_split, "sk_is_last");
+    Value* others = Cast(last_split, DType::kI32, "sk_others");
+    std::vector<IndexExpr> run_shape;
+    for (int64_t extent : plan_.shape) {
+      run_shape.push_back(IndexExpr::Constant(extent));
+    }
+    run_ = b.Create(OpKind::kAllocReg, {}, {},
+                    {Type::Buffer(MemorySpace::kRegister, plan_.partial_type,
+                                  run_shape)},
+                    {"sk_run"})
+               ->result();
+
+    Op* last_if = b.If(is_last);
+    {
+      OpBuilder last(last_if->region(0));
+      Inherit(last);
+      Op* prev_if = last.If(has_prev);
+      OpBuilder prev(prev_if->region(0));
+      Inherit(prev);
+      // Every other split's thread t has stored its slot.
+      WaitThenReset(prev, SemRef(), others,
+                    prev.Constant(0, DType::kI32, "sk_zero32"));
+      // Split by split, the whole partial at a time, so that each pass's
+      // loads are independent of each other.
+      slot_split_ = Index(0);
+      EmitNest(prev, Step::kGatherFirst);
+      const std::optional<int64_t> constant_splits =
+          kernel_.grid[plan_.split_dim].AsConstant();
+      Op* loop =
+          prev.For(Index(1), last_split, Index(1), kernel_.FreshName("sk_j"),
+                   constant_splits.has_value() && *constant_splits > 2
+                       ? static_cast<int>(*constant_splits - 2)
+                       : 0);
+      OpBuilder each(loop->region(0));
+      Inherit(each);
+      slot_split_ = loop->region(0).argument(0);
+      EmitNest(each, Step::kGatherAdd);
+      EmitNest(prev, Step::kGatherLast);
+      builder_ = &b;
+      MoveEpilogue(last_if->region(0));
+    }
+    {
+      OpBuilder other(last_if->region(1));
+      Inherit(other);
+      slot_split_ = split;
+      EmitNest(other, Step::kStore);
       other.Create(
           OpKind::kReduce, {SemRef(), Use(one32_)},
           {attr::op(CombineOp::kAdd), attr::order(MemoryOrder::kRelease)});
@@ -1018,11 +1103,8 @@ class Rewriter {
         Op* prev_if = issue.If(has_prev);
         OpBuilder prev(prev_if->region(0));
         Inherit(prev);
-        prev.Create(OpKind::kSemWait, {SyncRef(), Use(turn)});
         // Every earlier split has released: reset for the next launch.
-        prev.Create(OpKind::kAtomic, {SyncRef(), Use(zero32_)},
-                    {attr::op(CombineOp::kExch)}, {Type::Scalar(DType::kI32)},
-                    {"sk_reset"});
+        WaitThenReset(prev, SyncRef(), turn, zero32_);
         // How many splits the work tile holds (0 when I am the only one).
         issue.Create(OpKind::kStore, {HandoffRef(), Use(turn)});
       }
@@ -1142,6 +1224,15 @@ class Rewriter {
   }
 
   // The epilogue, formerly the splitk's, at the end of `region`.
+  // Waits until `sem` holds `value` (acquire), then sets it back to zero
+  // for the next launch: nobody else changes it until then.
+  void WaitThenReset(OpBuilder& b, const Operand& sem, Value* value,
+                     Value* zero32) {
+    b.Create(OpKind::kSemWait, {sem, Use(value)});
+    b.Create(OpKind::kAtomic, {sem, Use(zero32)}, {attr::op(CombineOp::kExch)},
+             {Type::Scalar(DType::kI32)}, {"sk_reset"});
+  }
+
   void MoveEpilogue(Region& region) {
     Region& epilogue = plan_.splitk->region(1);
     while (!epilogue.empty()) region.Append(epilogue.Take(0));
@@ -1249,7 +1340,7 @@ class Rewriter {
 
   // The workspaces go right before the splitk's top-level ancestor, where
   // allocations may sit and every use can see them.
-  void AddWorkspaces() {
+  void AddWorkspaces(bool slot_per_split = false) {
     const Op* top = plan_.role != nullptr ? plan_.role : plan_.splitk;
     Region& body = kernel_.body();
     OpBuilder b(body, body.IndexOf(top));
@@ -1266,6 +1357,7 @@ class Rewriter {
     int64_t elements = 1;
     for (int64_t extent : plan_.shape) elements *= extent;
     std::vector<IndexExpr> shape = tiles;
+    if (slot_per_split) shape.push_back(kernel_.grid[plan_.split_dim]);
     shape.push_back(IndexExpr::Constant(elements / plan_.lanes));
     shape.push_back(IndexExpr::Constant(plan_.threads));
     shape.push_back(IndexExpr::Constant(plan_.lanes));
@@ -1385,11 +1477,20 @@ class Rewriter {
     if (chunk == nullptr) chunk = Index(0);  // the whole partial is one chunk
     const Type partial_type = Lanes(plan_.partial_type);
     const Type work_type = Lanes(plan_.work_type);
+    auto slot_of = [&](Value* split) {
+      return Ref(work_, {tile_[0], tile_[1], split, chunk, thread_, Index(0)});
+    };
     const Operand slot =
-        recv_ != nullptr
-            ? Ref(recv_, {chunk, thread_, Index(0)})
+        recv_ != nullptr ? Ref(recv_, {chunk, thread_, Index(0)})
+        : slot_split_ != nullptr
+            ? slot_of(slot_split_)
             : Ref(work_, {tile_[0], tile_[1], chunk, thread_, Index(0)});
     const Operand mine = Ref(plan_.partial, indices);
+    if (step == Step::kGatherFirst || step == Step::kGatherAdd ||
+        step == Step::kGatherLast) {
+      EmitGatherStep(*b, step, slot, Ref(run_, indices), mine);
+      return;
+    }
     Value* part =
         b->Create(OpKind::kLoad, {mine}, {}, {partial_type}, {"sk_part"})
             ->result();
@@ -1417,6 +1518,37 @@ class Rewriter {
     } else {
       b->Create(OpKind::kStore, {mine, Use(total)});
     }
+  }
+
+  // One chunk of mode=gather's sum, in the partial's type: run = slot,
+  // run = run op slot, or partial = run op partial.
+  void EmitGatherStep(OpBuilder& b, Step step, const Operand& slot,
+                      const Operand& run, const Operand& mine) {
+    const Type partial_type = Lanes(plan_.partial_type);
+    const Type work_type = Lanes(plan_.work_type);
+    if (step == Step::kGatherLast) {
+      Value* sum =
+          b.Create(OpKind::kLoad, {run}, {}, {partial_type}, {"sk_sum"})
+              ->result();
+      Value* part =
+          b.Create(OpKind::kLoad, {mine}, {}, {partial_type}, {"sk_part"})
+              ->result();
+      b.Create(OpKind::kStore,
+               {mine, Use(b.Binary(CombineKind(), sum, part, "sk_total"))});
+      return;
+    }
+    Value* stored =
+        Convert(b,
+                b.Create(OpKind::kLoad, {slot}, {}, {work_type}, {"sk_slot_w"})
+                    ->result(),
+                partial_type, "sk_slot");
+    if (step == Step::kGatherAdd) {
+      Value* so_far =
+          b.Create(OpKind::kLoad, {run}, {}, {partial_type}, {"sk_so_far"})
+              ->result();
+      stored = b.Binary(CombineKind(), so_far, stored, "sk_next_sum");
+    }
+    b.Create(OpKind::kStore, {run, Use(stored)});
   }
 
   Type Lanes(DType dtype) const {
@@ -1457,6 +1589,9 @@ class Rewriter {
   Value* handoff_ = nullptr;  // tma-serial
   Value* vote_ = nullptr;     // tma-atomic: the issuer's "last" as 0 / 1
   Value* map_ = nullptr;
+  // mode=gather.
+  Value* slot_split_ = nullptr;  // the slot a non-last split stores into
+  Value* run_ = nullptr;         // the running sum, the partial's shape
   // mode=cluster.
   Value* recv_ = nullptr;      // the landing buffer
   Value* recv_bar_ = nullptr;  // its mbarrier

@@ -1,12 +1,14 @@
 // Lowers `splitk`: the blocks of one output tile combine their partials
 // in a global work buffer, in split order through semaphores (serial,
 // tma-serial) or in any order through TMA reduction and an arrival counter
-// (tma-atomic), or hand a running sum from split to split through the
-// shared memory of a cluster (cluster), and one block per tile runs the
-// epilogue on the combined partial.
+// (tma-atomic), or all at once into slots of their own that one block
+// sums in split order (gather), or hand a running sum from split to split
+// through the shared memory of a cluster (cluster), and one block per tile
+// runs the epilogue on the combined partial.
 //
 // Pass: serialize-split-k
-// Options: mode=serial (default) | tma-serial | tma-atomic | cluster;
+// Options: mode=serial (default) | tma-serial | tma-atomic | cluster |
+//   gather;
 //   work=f32 (default) | bf16 | f16, the work buffer's element type;
 //   reset=parity (default) | last, how tma-atomic leaves its work tile
 //   zeroed for the next launch (below).
@@ -128,6 +130,19 @@
 //     reduction (R7). The reading threads load the sum with generic loads
 //     after a generic acquire: the reducers' completed bulk groups need no
 //     fence there.
+// Ensures (mode=gather), with S, T, V, C as in mode=serial: the same
+//   semaphores `i32[G1, G2, T]` and a work buffer with a slot per split,
+//   `W[G1, G2, S, C, T, V]` (S = the grid's split dimension, a size
+//   expression where it is one). No turns: thread t of split z < S-1
+//   stores its partial into `[o1, o2, z, :, t, :]` at once and releases
+//   with `red add %sem[o1, o2, t], 1 {order = release}`; thread t of split
+//   S-1 (S > 1) waits until its semaphore holds S-1 (`sem.wait`, acquire),
+//   resets it to zero, and sums into `%sk_run` (a `reg` buffer of the
+//   partial's shape) slot 0, then slots 1 .. S-2 a whole partial at a
+//   time, then adds its own partial: ((p0 + p1) + ...) + p_{S-1}, the
+//   order of mode=serial (bit-identical to it with work=f32). The last
+//   split reads S-1 slots where serial's reads one, but no split waits for
+//   another's turn. Deterministic; no barrier.
 // Ensures (mode=cluster), with S the grid's constant split count along
 //   `dim` and V, C, T as in mode=serial:
 //   - The kernel's cluster is S CTAs along `dim` (cluster rank z is split

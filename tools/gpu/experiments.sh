@@ -5,12 +5,13 @@
 # testdata/bench/llm.csv (KIR_EXPERIMENT_CSV overrides), each problem's
 # variants checked, then timed alternately in one process. Which set runs:
 # $1 = a space-separated list of fences | lowering | reuse | splitk |
-# schedules | splitk-reset | splitk-cluster (default: all; schedules times
+# schedules | splitk-reset | splitk-cluster | splitk-gather (default: all; schedules times
 # testdata/bench/schedules.csv, cooperative against ping-pong and cluster
 # configurations, as rows; splitk-reset times testdata/bench/splitk.csv
 # with serial, tma-atomic reset=last and reset=parity, and tma-serial;
 # splitk-cluster times testdata/bench/splitk_cluster.csv, mode=cluster
-# against tma-atomic and serial on the same configurations). A variant that fails on a problem (a layout that does not
+# against tma-atomic and serial on the same configurations; splitk-gather
+# times testdata/bench/splitk.csv with serial, gather and tma-atomic). A variant that fails on a problem (a layout that does not
 # fit without reuse, a lowering that does not verify) makes that problem an
 # error in its experiment, so variants likely to fail get an experiment of
 # their own. JSON, CSV, SVG and logs go to $OUT/experiments/, also packed
@@ -50,7 +51,7 @@ experiment() {
   tail -n 8 "$out/$name.txt"
 }
 
-sets=${1:-fences lowering reuse splitk schedules splitk-reset splitk-cluster}
+sets=${1:-fences lowering reuse splitk schedules splitk-reset splitk-cluster splitk-gather}
 for set in $sets; do
   case $set in
     fences)
@@ -75,6 +76,9 @@ for set in $sets; do
     splitk-cluster)
       csv=testdata/bench/splitk_cluster.csv experiment splitk_cluster -- \
         'serialize-split-k{mode=tma-atomic}' 'serialize-split-k{mode=serial}' ;;
+    splitk-gather)
+      csv=testdata/bench/splitk.csv experiment splitk_gather -- \
+        'serialize-split-k{mode=gather}' 'serialize-split-k{mode=tma-atomic}' ;;
   esac
 done
 tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")"

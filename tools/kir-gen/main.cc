@@ -53,9 +53,9 @@ Configuration:
                            horizontally adjacent tiles and TMA-multicast the
                            operand they share (B / A)
   --split-k N              split K over N blocks per tile (grid z)
-  --split-k-mode MODE      serial (default), tma-serial, tma-atomic or
-                           cluster: serialize-split-k's mode, in the
-                           directive's pipeline (cluster: at most 8
+  --split-k-mode MODE      serial (default), tma-serial, tma-atomic,
+                           cluster or gather: serialize-split-k's mode, in
+                           the directive's pipeline (cluster: at most 8
                            splits, a 1x1 --cluster)
   --epilogue MODE          reuse (one tile per block, the output tile over
                            the stages), dedicated (persistent grid, its own

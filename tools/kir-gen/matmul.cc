@@ -104,6 +104,8 @@ const char* SplitKModeName(SplitKMode mode) {
       return "tma-atomic";
     case SplitKMode::kCluster:
       return "cluster";
+    case SplitKMode::kGather:
+      return "gather";
   }
   return "serial";
 }
@@ -1237,12 +1239,14 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
 }
 
 absl::StatusOr<SplitKMode> ParseSplitKMode(absl::string_view text) {
-  for (SplitKMode mode : {SplitKMode::kSerial, SplitKMode::kTmaSerial,
-                          SplitKMode::kTmaAtomic, SplitKMode::kCluster}) {
+  for (SplitKMode mode :
+       {SplitKMode::kSerial, SplitKMode::kTmaSerial, SplitKMode::kTmaAtomic,
+        SplitKMode::kCluster, SplitKMode::kGather}) {
     if (text == SplitKModeName(mode)) return mode;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "split-K mode '", text, "': serial, tma-serial, tma-atomic or cluster"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("split-K mode '", text,
+                   "': serial, tma-serial, tma-atomic, cluster or gather"));
 }
 
 absl::StatusOr<EpilogueMode> ParseEpilogueMode(absl::string_view text) {

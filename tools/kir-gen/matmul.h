@@ -30,7 +30,7 @@ constexpr char kKernelName[] = "matmul";
 enum class OperandMajor { kK, kMN };  // K-contiguous, or M/N-contiguous
 enum class ElementType { kBF16, kF16, kF32 };
 enum class EpilogueMode { kAuto, kReuseMainloop, kDedicated };
-enum class SplitKMode { kSerial, kTmaSerial, kTmaAtomic, kCluster };
+enum class SplitKMode { kSerial, kTmaSerial, kTmaAtomic, kCluster, kGather };
 
 struct MatmulProblem {
   int64_t m = 0, n = 0, k = 0;
@@ -57,8 +57,8 @@ struct MatmulConfig {
 // "bf16", "f16", "f32" and back.
 const char* ElementTypeName(ElementType type);
 absl::StatusOr<ElementType> ParseElementType(absl::string_view text);
-// "serial", "tma-serial", "tma-atomic", "cluster"; "auto", "reuse",
-// "dedicated".
+// "serial", "tma-serial", "tma-atomic", "cluster", "gather"; "auto",
+// "reuse", "dedicated".
 absl::StatusOr<SplitKMode> ParseSplitKMode(absl::string_view text);
 absl::StatusOr<EpilogueMode> ParseEpilogueMode(absl::string_view text);
 // An operand's major as its letter: 'k', or 'm' for A and 'n' for B
