@@ -403,7 +403,7 @@ class Verifier {
   void CheckPtx(const Op& op);
   void CheckAlloc(const Op& op);
   void CheckTma(const Op& op);
-  void CheckRemoteArrive(const Op& op);
+  void CheckRemoteRank(const Op& op);
   void CheckStoreRemote(const Op& op);
   void CheckBarrierReduction(const Op& op);
   void CheckCopySize(const Op& op);
@@ -1118,7 +1118,7 @@ void Verifier::CheckOp(const Op& op) {
       break;
     }
     case OpKind::kMbarrierArriveRemote:
-      CheckRemoteArrive(op);
+      CheckRemoteRank(op);
       break;
     case OpKind::kStoreRemote:
       CheckStoreRemote(op);
@@ -1979,7 +1979,8 @@ void Verifier::CheckBarrierReduction(const Op& op) {
   }
 }
 
-void Verifier::CheckRemoteArrive(const Op& op) {
+// V53's rank rules, for mbarrier.arrive_remote and store.remote.
+void Verifier::CheckRemoteRank(const Op& op) {
   const int rank_slot = op.kind() == OpKind::kStoreRemote ? 3 : 1;
   const Type& rank = op.operand_value(rank_slot)->type();
   if (!rank.is_index() && !IsIntegerScalar(rank)) {
@@ -2026,7 +2027,7 @@ void Verifier::CheckStoreRemote(const Op& op) {
         << "store.remote value " << value.ToString()
         << " does not match the destination's elements " << buffer.ToString();
   }
-  CheckRemoteArrive(op);
+  CheckRemoteRank(op);
 }
 
 void Verifier::CheckCopySize(const Op& op) {

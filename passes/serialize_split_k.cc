@@ -497,11 +497,10 @@ class Rewriter {
 
     one32_ = b.Constant(1, DType::kI32, "sk_one32");
     Value* turn = Cast(split, DType::kI32, "sk_turn");
-    Value* has_prev =
-        b.Compare(CmpPredicate::kNe, split, Index(0), "sk_has_prev");
-    Value* last_split = b.Binary(OpKind::kSub, splits, Index(1), "sk_last");
-    Value* is_last =
-        b.Compare(CmpPredicate::kEq, split, last_split, "sk_is_last");
+    const SplitPosition position = PositionOf(b, split, splits);
+    Value* has_prev = position.has_prev;
+    Value* last_split = position.last_split;
+    Value* is_last = position.is_last;
 
     // My turn: the same thread of every earlier split has released.
     Op* wait_if = b.If(has_prev);
@@ -522,9 +521,7 @@ class Rewriter {
       EmitNest(prev, Step::kLoadSum);
       // The tile is done with my semaphore: reset it for the next launch.
       Value* zero32 = prev.Constant(0, DType::kI32, "sk_zero32");
-      prev.Create(OpKind::kAtomic, {SemRef(), Use(zero32)},
-                  {attr::op(CombineOp::kExch)}, {Type::Scalar(DType::kI32)},
-                  {"sk_reset"});
+      Reset(prev, SemRef(), zero32, "sk_reset");
       builder_ = &b;
       // The epilogue, formerly the splitk's.
       MoveEpilogue(last_if->region(0));
@@ -540,9 +537,7 @@ class Rewriter {
       OpBuilder store(add_if->region(1));
       Inherit(store);
       EmitNest(store, Step::kStore);
-      other.Create(
-          OpKind::kReduce, {SemRef(), Use(one32_)},
-          {attr::op(CombineOp::kAdd), attr::order(MemoryOrder::kRelease)});
+      Release(other, SemRef());
     }
     region.Take(region.IndexOf(&splitk));
   }
@@ -563,11 +558,10 @@ class Rewriter {
     MakeSliceConstants();
 
     one32_ = b.Constant(1, DType::kI32, "sk_one32");
-    Value* has_prev =
-        b.Compare(CmpPredicate::kNe, split, Index(0), "sk_has_prev");
-    Value* last_split = b.Binary(OpKind::kSub, splits, Index(1), "sk_last");
-    Value* is_last =
-        b.Compare(CmpPredicate::kEq, split, last_split, "sk_is_last");
+    const SplitPosition position = PositionOf(b, split, splits);
+    Value* has_prev = position.has_prev;
+    Value* last_split = position.last_split;
+    Value* is_last = position.is_last;
     Value* others = Cast(last_split, DType::kI32, "sk_others");
     std::vector<IndexExpr> run_shape;
     for (int64_t extent : plan_.shape) {
@@ -591,8 +585,7 @@ class Rewriter {
                     prev.Constant(0, DType::kI32, "sk_zero32"));
       // Split by split, the whole partial at a time, so that each pass's
       // loads are independent of each other.
-      slot_split_ = Index(0);
-      EmitNest(prev, Step::kGatherFirst);
+      EmitNest(prev, Step::kGatherFirst, Index(0));
       const std::optional<int64_t> constant_splits =
           kernel_.grid[plan_.split_dim].AsConstant();
       Op* loop =
@@ -602,8 +595,7 @@ class Rewriter {
                        : 0);
       OpBuilder each(loop->region(0));
       Inherit(each);
-      slot_split_ = loop->region(0).argument(0);
-      EmitNest(each, Step::kGatherAdd);
+      EmitNest(each, Step::kGatherAdd, loop->region(0).argument(0));
       EmitNest(prev, Step::kGatherLast);
       builder_ = &b;
       MoveEpilogue(last_if->region(0));
@@ -611,11 +603,8 @@ class Rewriter {
     {
       OpBuilder other(last_if->region(1));
       Inherit(other);
-      slot_split_ = split;
-      EmitNest(other, Step::kStore);
-      other.Create(
-          OpKind::kReduce, {SemRef(), Use(one32_)},
-          {attr::op(CombineOp::kAdd), attr::order(MemoryOrder::kRelease)});
+      EmitNest(other, Step::kStore, split);
+      Release(other, SemRef());
     }
     region.Take(region.IndexOf(&splitk));
   }
@@ -648,11 +637,10 @@ class Rewriter {
     }
     MakeSliceConstants();
     b.Create(OpKind::kClusterWait, {});
-    Value* has_prev =
-        b.Compare(CmpPredicate::kNe, split, Index(0), "sk_has_prev");
-    Value* last_split = b.Binary(OpKind::kSub, splits, Index(1), "sk_last");
-    Value* is_last =
-        b.Compare(CmpPredicate::kEq, split, last_split, "sk_is_last");
+    const SplitPosition position = PositionOf(b, split, splits);
+    Value* has_prev = position.has_prev;
+    Value* last_split = position.last_split;
+    Value* is_last = position.is_last;
     next_rank_ = b.Binary(OpKind::kAdd, split, Index(1), "sk_next");
 
     Op* receive_if = b.If(has_prev);
@@ -824,9 +812,7 @@ class Rewriter {
         // launch.
         OpBuilder reset(reset_if->region(0));
         Inherit(reset);
-        reset.Create(OpKind::kAtomic, {SyncRef(), Use(zero32_)},
-                     {attr::op(CombineOp::kExch)}, {Type::Scalar(DType::kI32)},
-                     {"sk_count_reset"});
+        Reset(reset, SyncRef(), zero32_, "sk_count_reset");
       }
       Value* flag =
           issue
@@ -911,9 +897,7 @@ class Rewriter {
         // The 2S-th arrival: the count starts again at zero.
         OpBuilder wrap(wrap_if->region(0));
         Inherit(wrap);
-        wrap.Create(OpKind::kAtomic, {CountRef(Index(0)), Use(zero32_)},
-                    {attr::op(CombineOp::kExch)}, {Type::Scalar(DType::kI32)},
-                    {"sk_count_reset"});
+        Reset(wrap, CountRef(Index(0)), zero32_, "sk_count_reset");
       }
       const std::pair<Value*, const char*> votes[] = {
           {arrive.Compare(CmpPredicate::kEq, place, last32, "sk_arrived_last"),
@@ -995,9 +979,7 @@ class Rewriter {
       Inherit(issue);
       StoreOrReduce(issue, one_writer);
       CommitAndWait(issue);
-      issue.Create(
-          OpKind::kReduce, {CountRef(done), Use(one32_)},
-          {attr::op(CombineOp::kAdd), attr::order(MemoryOrder::kRelease)});
+      Release(issue, CountRef(done));
     }
     Op* first_if = other.If(first);
     {
@@ -1018,9 +1000,7 @@ class Rewriter {
       Op* reset_if = clear.If(issuer);
       OpBuilder reset(reset_if->region(0));
       Inherit(reset);
-      reset.Create(OpKind::kAtomic, {CountRef(other_done), Use(zero32_)},
-                   {attr::op(CombineOp::kExch)}, {Type::Scalar(DType::kI32)},
-                   {"sk_done_reset"});
+      Reset(reset, CountRef(other_done), zero32_, "sk_done_reset");
     }
   }
 
@@ -1134,9 +1114,7 @@ class Rewriter {
       }
       StoreOrReduce(issue, is_first);
       CommitAndWait(issue);
-      issue.Create(
-          OpKind::kReduce, {SyncRef(), Use(one32_)},
-          {attr::op(CombineOp::kAdd), attr::order(MemoryOrder::kRelease)});
+      Release(issue, SyncRef());
     }
   }
 
@@ -1224,13 +1202,42 @@ class Rewriter {
   }
 
   // The epilogue, formerly the splitk's, at the end of `region`.
+  // Where split `split` of `splits` stands: after split 0, the last one.
+  struct SplitPosition {
+    Value* has_prev;    // split != 0
+    Value* last_split;  // splits - 1
+    Value* is_last;     // split == splits - 1
+  };
+  SplitPosition PositionOf(OpBuilder& b, Value* split, Value* splits) {
+    SplitPosition position;
+    position.has_prev =
+        b.Compare(CmpPredicate::kNe, split, Index(0), "sk_has_prev");
+    position.last_split = b.Binary(OpKind::kSub, splits, Index(1), "sk_last");
+    position.is_last =
+        b.Compare(CmpPredicate::kEq, split, position.last_split, "sk_is_last");
+    return position;
+  }
+
   // Waits until `sem` holds `value` (acquire), then sets it back to zero
   // for the next launch: nobody else changes it until then.
   void WaitThenReset(OpBuilder& b, const Operand& sem, Value* value,
                      Value* zero32) {
     b.Create(OpKind::kSemWait, {sem, Use(value)});
+    Reset(b, sem, zero32, "sk_reset");
+  }
+
+  // `atomic exch` of zero into a semaphore or counter (its old value, named
+  // `name`, is unused), for the next launch.
+  void Reset(OpBuilder& b, const Operand& sem, Value* zero32,
+             const std::string& name) {
     b.Create(OpKind::kAtomic, {sem, Use(zero32)}, {attr::op(CombineOp::kExch)},
-             {Type::Scalar(DType::kI32)}, {"sk_reset"});
+             {Type::Scalar(DType::kI32)}, {name});
+  }
+
+  // `red add 1 {order = release}`: publishes the thread's writes before it.
+  void Release(OpBuilder& b, const Operand& sem) {
+    b.Create(OpKind::kReduce, {sem, Use(one32_)},
+             {attr::op(CombineOp::kAdd), attr::order(MemoryOrder::kRelease)});
   }
 
   void MoveEpilogue(Region& region) {
@@ -1401,8 +1408,8 @@ class Rewriter {
     return linear;
   }
 
-  // Every index constant the per-thread slice loops use (serial, cluster),
-  // before the first branch; none is made after.
+  // Every index constant the per-thread slice loops use (serial, gather,
+  // cluster), before the first branch; none is made after.
   void MakeSliceConstants() {
     for (int64_t extent : plan_.shape) {
       Index(extent);
@@ -1437,8 +1444,10 @@ class Rewriter {
 
   // Loops over the partial, V elements at a time, doing `step` on each
   // chunk: store it into the thread's slice, add it to the slice, or add
-  // the slice to it.
-  void EmitNest(OpBuilder& outer, Step step) {
+  // the slice to it; send it to the next split's landing buffer
+  // (mode=cluster); or a step of mode=gather's sum. With `slot_split` the
+  // slice is that split's slot of the work buffer (mode=gather).
+  void EmitNest(OpBuilder& outer, Step step, Value* slot_split = nullptr) {
     const int rank = static_cast<int>(plan_.shape.size());
     std::vector<Value*> indices;
     OpBuilder* b = &outer;
@@ -1482,8 +1491,8 @@ class Rewriter {
     };
     const Operand slot =
         recv_ != nullptr ? Ref(recv_, {chunk, thread_, Index(0)})
-        : slot_split_ != nullptr
-            ? slot_of(slot_split_)
+        : slot_split != nullptr
+            ? slot_of(slot_split)
             : Ref(work_, {tile_[0], tile_[1], chunk, thread_, Index(0)});
     const Operand mine = Ref(plan_.partial, indices);
     if (step == Step::kGatherFirst || step == Step::kGatherAdd ||
@@ -1590,8 +1599,7 @@ class Rewriter {
   Value* vote_ = nullptr;     // tma-atomic: the issuer's "last" as 0 / 1
   Value* map_ = nullptr;
   // mode=gather.
-  Value* slot_split_ = nullptr;  // the slot a non-last split stores into
-  Value* run_ = nullptr;         // the running sum, the partial's shape
+  Value* run_ = nullptr;  // the running sum, the partial's shape
   // mode=cluster.
   Value* recv_ = nullptr;      // the landing buffer
   Value* recv_bar_ = nullptr;  // its mbarrier

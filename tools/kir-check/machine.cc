@@ -262,6 +262,14 @@ absl::Status Machine::Setup(const Launch& launch) {
   return absl::OkStatus();
 }
 
+void Machine::ReportPendingAtExit(const AsyncOp& op, std::string message) {
+  Hazard hazard;
+  hazard.kind = HazardKind::kPendingAtExit;
+  hazard.op = op.rec->op;
+  hazard.message = std::move(message);
+  Report(std::move(hazard));
+}
+
 int Machine::ClusterPeer(const Thread& t, int64_t rank) const {
   for (int b : clusters_[blocks_[t.block].cluster].blocks) {
     if (blocks_[b].cluster_rank == rank) return b;
@@ -362,13 +370,11 @@ void Machine::FinishBlock(int b) {
           break;
       }
       if (!pending) continue;
-      Hazard hazard;
-      hazard.kind = HazardKind::kPendingAtExit;
-      hazard.op = op->rec->op;
-      hazard.message = absl::StrCat(
-          "block ", b, " exits while this ", AgentName(op->agent), " ", what,
-          " (no wait for it before the block's threads exit)");
-      Report(std::move(hazard));
+      ReportPendingAtExit(
+          *op, absl::StrCat("block ", b, " exits while this ",
+                            AgentName(op->agent), " ", what,
+                            " (no wait for it before the block's threads "
+                            "exit)"));
     }
   }
   if (!adversarial_) {

@@ -271,6 +271,8 @@ class Machine {
   // Fatal errors and hazards.
   void Fatal(const OpRec* rec, const std::string& message);
   void Report(Hazard hazard) { hazards_.Add(std::move(hazard)); }
+  // An async op's access of a block that has exited, or that it outlives.
+  void ReportPendingAtExit(const AsyncOp& op, std::string message);
   // An error, or a hazard after which execution means nothing.
   bool failed() const { return !error_.ok() || stopped_; }
   void PartialCollective(const OpRec* op, const OpRec* other, bool warpgroup,

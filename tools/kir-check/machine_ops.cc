@@ -1577,14 +1577,13 @@ void Machine::PerformWrite(AsyncOp& op) {
       for (int b : op.dst_blocks) {
         if (blocks_[b].finished) {
           // A multicast into a peer that did not wait for it.
-          Hazard hazard;
-          hazard.kind = HazardKind::kPendingAtExit;
-          hazard.op = op.rec->op;
-          hazard.message = absl::StrCat(
-              "the multicast tma.load writes the shared memory of block ", b,
-              " after it exited (a cluster barrier before exit keeps a CTA "
-              "alive while peers' copies may still land in it)");
-          Report(std::move(hazard));
+          ReportPendingAtExit(
+              op, absl::StrCat("the multicast tma.load writes the shared "
+                               "memory of block ",
+                               b,
+                               " after it exited (a cluster barrier before "
+                               "exit keeps a CTA alive while peers' copies "
+                               "may still land in it)"));
           continue;
         }
         MemoryArea& area = SharedArea(b);
@@ -1667,13 +1666,12 @@ void Machine::PerformWrite(AsyncOp& op) {
     case Agent::kStoreRemote: {
       const int target = op.dst_blocks.front();
       if (blocks_[target].finished) {
-        Hazard hazard;
-        hazard.kind = HazardKind::kPendingAtExit;
-        hazard.op = op.rec->op;
-        hazard.message = absl::StrCat(
-            "the store.remote writes the shared memory of block ", target,
-            " after it exited (the receiver must wait for its mbarrier)");
-        Report(std::move(hazard));
+        ReportPendingAtExit(
+            op, absl::StrCat("the store.remote writes the shared memory of "
+                             "block ",
+                             target,
+                             " after it exited (the receiver must wait for "
+                             "its mbarrier)"));
         break;
       }
       const DType dtype = buffers[op.shared_buffer].dtype;
