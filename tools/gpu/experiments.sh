@@ -5,13 +5,18 @@
 # testdata/bench/llm.csv (KIR_EXPERIMENT_CSV overrides), each problem's
 # variants checked, then timed alternately in one process. Which set runs:
 # $1 = a space-separated list of fences | lowering | reuse | splitk |
-# schedules | splitk-reset | splitk-cluster | splitk-gather (default: all; schedules times
+# schedules | splitk-reset | splitk-cluster | splitk-gather | splitk-skew |
+# splitk-modes | llm-gather (default: all; schedules times
 # testdata/bench/schedules.csv, cooperative against ping-pong and cluster
 # configurations, as rows; splitk-reset times testdata/bench/splitk.csv
 # with serial, tma-atomic reset=last and reset=parity, and tma-serial;
 # splitk-cluster times testdata/bench/splitk_cluster.csv, mode=cluster
 # against tma-atomic and serial on the same configurations; splitk-gather
-# times testdata/bench/splitk.csv with serial, gather and tma-atomic). A variant that fails on a problem (a layout that does not
+# times testdata/bench/splitk.csv with serial, gather and tma-atomic;
+# splitk-skew times testdata/bench/splitk_skew.csv, skewed splits, with
+# serial, tma-serial and gather; splitk-modes times
+# testdata/bench/splitk.csv with serial, tma-serial, tma-atomic and gather;
+# llm-gather times llm.csv with the default pipeline and gather). A variant that fails on a problem (a layout that does not
 # fit without reuse, a lowering that does not verify) makes that problem an
 # error in its experiment, so variants likely to fail get an experiment of
 # their own. JSON, CSV, SVG and logs go to $OUT/experiments/, also packed
@@ -51,7 +56,7 @@ experiment() {
   tail -n 8 "$out/$name.txt"
 }
 
-sets=${1:-fences lowering reuse splitk schedules splitk-reset splitk-cluster splitk-gather}
+sets=${1:-fences lowering reuse splitk schedules splitk-reset splitk-cluster splitk-gather splitk-skew splitk-modes llm-gather}
 for set in $sets; do
   case $set in
     fences)
@@ -79,6 +84,15 @@ for set in $sets; do
     splitk-gather)
       csv=testdata/bench/splitk.csv experiment splitk_gather -- \
         'serialize-split-k{mode=gather}' 'serialize-split-k{mode=tma-atomic}' ;;
+    splitk-skew)
+      csv=testdata/bench/splitk_skew.csv experiment splitk_skew -- \
+        'serialize-split-k{mode=tma-serial}' 'serialize-split-k{mode=gather}' ;;
+    splitk-modes)
+      csv=testdata/bench/splitk.csv experiment splitk_modes -- \
+        'serialize-split-k{mode=tma-serial}' \
+        'serialize-split-k{mode=tma-atomic}' 'serialize-split-k{mode=gather}' ;;
+    llm-gather)
+      experiment llm_gather -- 'serialize-split-k{mode=gather}' ;;
   esac
 done
 tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")"

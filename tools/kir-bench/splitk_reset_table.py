@@ -55,6 +55,9 @@ def main():
         words = row["config"].split(" ")
         config = "%s %s, %s splits" % (words[0], words[1],
                                        row["config"].split("splitk=")[1].split("/")[0])
+        skew = [w for w in words if w.startswith("skew=")]
+        if skew:
+            config += ", skew " + skew[0].split("=")[1]
         cells = [span(p, "%.1f%%") for p in row["pct"]]
         all_ratios += row["ratio"]
         print("| %s | %s | %s | %s |" % (name.split(" ")[0], config, " | ".join(cells),

@@ -12,7 +12,8 @@ bool SameConfig(const gen::MatmulConfig& a, const gen::MatmulConfig& b) {
          a.pingpong == b.pingpong && a.cluster_m == b.cluster_m &&
          a.cluster_n == b.cluster_n && a.raster_group == b.raster_group &&
          a.split_k == b.split_k && a.split_k_mode == b.split_k_mode &&
-         a.epilogue == b.epilogue && a.circular_buffer == b.circular_buffer;
+         a.split_k_skew == b.split_k_skew && a.epilogue == b.epilogue &&
+         a.circular_buffer == b.circular_buffer;
 }
 
 std::vector<gen::MatmulConfig> TuneCandidates(
@@ -20,13 +21,16 @@ std::vector<gen::MatmulConfig> TuneCandidates(
     const std::function<bool(const gen::MatmulConfig&)>& valid, int limit,
     int sm_count) {
   std::vector<gen::MatmulConfig> candidates;
-  auto add = [&](const gen::MatmulConfig& config) {
+  // A candidate's skew follows its tile and split (the heuristic's rule),
+  // unless it is the skew being varied.
+  auto add = [&](gen::MatmulConfig config, bool own_skew = false) {
     if (static_cast<int>(candidates.size()) >= limit) return;
+    if (!own_skew) config.split_k_skew = gen::ChooseSplitSkew(problem, config);
     for (const gen::MatmulConfig& seen : candidates)
       if (SameConfig(seen, config)) return;
     if (valid(config)) candidates.push_back(config);
   };
-  add(heuristic);
+  add(heuristic, /*own_skew=*/true);
   // 64-row tiles have one consumer warpgroup: each computes 64 rows.
   const std::pair<int, int> tiles[] = {
       {128, 256}, {128, 192}, {128, 128}, {64, 256}, {128, 64}};
@@ -77,6 +81,15 @@ std::vector<gen::MatmulConfig> TuneCandidates(
       gen::MatmulConfig config = heuristic;
       config.split_k = split;
       add(config);
+    }
+  }
+  // The split skew of a turn mode: none, half and twice the heuristic's.
+  if (heuristic.split_k > 1 && heuristic.split_k_skew > 0) {
+    for (int skew :
+         {0, heuristic.split_k_skew / 2, 2 * heuristic.split_k_skew}) {
+      gen::MatmulConfig config = heuristic;
+      config.split_k_skew = skew;
+      add(config, /*own_skew=*/true);
     }
   }
   // Then tile x stages.

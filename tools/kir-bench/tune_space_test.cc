@@ -1,5 +1,6 @@
 #include "tools/kir-bench/tune_space.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,28 @@ TEST(TuneSpace, SplitKOnlyWhereTheTilesCannotFillTheGpu) {
   for (const gen::MatmulConfig& c : candidates) split += c.split_k > 1;
   EXPECT_EQ(split, 4);  // 2, 4, 8, 16
   EXPECT_LE(candidates.size(), 100u);
+}
+
+// Each split candidate takes the heuristic's skew for its tile and split
+// count; the skew itself is varied around the heuristic's.
+TEST(TuneSpace, SplitSkewFollowsTheSplitAndIsVaried) {
+  const gen::MatmulProblem problem = Problem(256, 256, 65536);
+  const gen::MatmulConfig heuristic = gen::ChooseConfig(problem);
+  ASSERT_EQ(heuristic.split_k_skew, 8);
+  const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
+      problem, heuristic, [](const gen::MatmulConfig&) { return true; }, 100);
+  std::set<int> skews_of_heuristic_split;
+  for (const gen::MatmulConfig& c : candidates) {
+    if (c.split_k == 1) EXPECT_EQ(c.split_k_skew, 0);
+    if (c.split_k == heuristic.split_k && c.tile_n == heuristic.tile_n &&
+        c.stages == heuristic.stages) {
+      skews_of_heuristic_split.insert(c.split_k_skew);
+    }
+    if (c.tile_n == 128 && c.split_k == heuristic.split_k) {
+      EXPECT_EQ(c.split_k_skew, 4);
+    }
+  }
+  EXPECT_EQ(skews_of_heuristic_split, (std::set<int>{0, 4, 8, 16}));
 }
 
 TEST(TuneSpace, SixtyFourRowTilesHaveOneConsumerWarpgroup) {

@@ -57,6 +57,9 @@ Configuration:
                            cluster or gather: serialize-split-k's mode, in
                            the directive's pipeline (cluster: at most 8
                            splits, a 1x1 --cluster)
+  --split-k-skew N         split z runs N k-steps more than split z-1, so
+                           the turns of serial and tma-serial hide behind
+                           the later splits' mainloops (0: even splits)
   --epilogue MODE          reuse (one tile per block, the output tile over
                            the stages), dedicated (persistent grid, its own
                            output buffer) or auto
@@ -119,6 +122,7 @@ int Run(int argc, char** argv) {
       {"--cluster", true},
       {"--split-k", true},
       {"--split-k-mode", true},
+      {"--split-k-skew", true},
       {"--epilogue", true},
       {"--circular-buffer", true},
       {"--raster-group", true},
@@ -316,6 +320,17 @@ int Run(int argc, char** argv) {
     config.split_k_mode = *mode;
     by_hand.push_back("--split-k-mode");
   }
+  if (options.count("--split-k-skew") > 0) {
+    int64_t value = 0;
+    if (absl::Status s = integer("--split-k-skew", &value); !s.ok())
+      return Fail(s.message());
+    if (value < 0 || value > 65536) {
+      return Fail(
+          absl::StrCat("--split-k-skew ", value, ": must be 0 to 65536"));
+    }
+    config.split_k_skew = static_cast<int>(value);
+    by_hand.push_back("--split-k-skew");
+  }
   if (options.count("--epilogue") > 0) {
     absl::StatusOr<EpilogueMode> mode =
         ParseEpilogueMode(options["--epilogue"]);
@@ -359,6 +374,11 @@ int Run(int argc, char** argv) {
   } else if (!by_hand.empty() && !whole) {
     // The tile or epilogue changed: as many stages as now fit.
     config.stages = std::max(1, MaxStages(problem, config));
+  }
+
+  if (options.count("--split-k-skew") == 0 && !whole) {
+    // The split, its mode or the tile may have changed: the skew follows.
+    config.split_k_skew = ChooseSplitSkew(problem, config);
   }
 
   absl::StatusOr<std::string> kernel = GenerateMatmul(problem, config);

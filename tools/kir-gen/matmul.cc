@@ -260,6 +260,8 @@ class MatmulWriter {
   // The block's tile in a grid of one tile per block: from its index, or
   // (clustered) from its cluster's pair of tiles and its rank in it.
   void BlockTile();
+  // %kt_begin, %kt_end of split %split of %splits with c_.split_k_skew.
+  void SkewedSplitRange();
   void LoadOperand(const std::string& name, bool mn_major, int extent,
                    const std::string& origin, bool cluster_shared);
   void ZeroAccumulator();
@@ -340,6 +342,52 @@ std::string MatmulWriter::Header() {
 // column by column, so the blocks that run together share A and B slices
 // in L2. With a cluster, `unit` numbers pairs of tiles (two tile rows of a
 // column, or two tile columns of a row) and the CTA's rank picks its tile.
+// Split z runs k-steps [z b + d z (z-1) / 2, (z+1) b + d (z+1) z / 2) of
+// the tile's k_tiles, where d is the skew and b = (k_tiles - d S (S-1) / 2)
+// / S for S splits; the last split also takes the k-steps the division
+// leaves. Where K is too short for the skew (every split keeps at least
+// one k-step), d shrinks to what fits, so any K the kernel is run with
+// covers its k-steps exactly once.
+void MatmulWriter::SkewedSplitRange() {
+  w_.Line(absl::StrFormat(
+      "// Skewed splits: split z runs %d k-step(s) more than split z-1, so "
+      "the splits",
+      c_.split_k_skew));
+  w_.Line(
+      "// finish in the order of their turns and each turn hides behind the "
+      "next");
+  w_.Line("// split's longer mainloop.");
+  w_.Index("sk_splits_m1", "sub", "%splits", C(1));
+  w_.Index("sk_pairs", "mul", "%splits", "%sk_splits_m1");
+  w_.Index("sk_tri", "div", "%sk_pairs", C(2));
+  w_.Index("sk_tri1", "max", "%sk_tri", C(1));
+  w_.Index("sk_room", "sub", "%k_tiles", "%splits");
+  w_.Index("sk_room0", "max", "%sk_room", C(0));
+  w_.Index("sk_fit", "div", "%sk_room0", "%sk_tri1");
+  w_.Index("sk_skew", "min", "%sk_fit", C(c_.split_k_skew));
+  w_.Index("sk_extra", "mul", "%sk_skew", "%sk_tri");
+  w_.Index("sk_even", "sub", "%k_tiles", "%sk_extra");
+  w_.Index("sk_base", "div", "%sk_even", "%splits");
+  // ramp(z) = z (z-1) / 2, the extra k-steps of the splits before z.
+  w_.Index("sk_z_sq", "mul", "%split", "%split");
+  w_.Index("sk_z_pairs", "sub", "%sk_z_sq", "%split");
+  w_.Index("sk_ramp", "div", "%sk_z_pairs", C(2));
+  w_.Index("sk_even_begin", "mul", "%split", "%sk_base");
+  w_.Index("sk_skew_begin", "mul", "%sk_skew", "%sk_ramp");
+  w_.Index("kt_begin", "add", "%sk_even_begin", "%sk_skew_begin");
+  w_.Index("sk_next", "add", "%split", C(1));
+  w_.Index("sk_next_ramp", "add", "%sk_ramp", "%split");
+  w_.Index("sk_even_next", "mul", "%sk_next", "%sk_base");
+  w_.Index("sk_skew_next", "mul", "%sk_skew", "%sk_next_ramp");
+  w_.Index("sk_next_begin", "add", "%sk_even_next", "%sk_skew_next");
+  w_.Index("sk_covered", "mul", "%splits", "%sk_base");
+  w_.Index("sk_covered_all", "add", "%sk_covered", "%sk_extra");
+  w_.Index("sk_left", "sub", "%k_tiles", "%sk_covered_all");
+  w_.Index("sk_is_last", "div", "%sk_next", "%splits");
+  w_.Index("sk_last_extra", "mul", "%sk_is_last", "%sk_left");
+  w_.Index("kt_end", "add", "%sk_next_begin", "%sk_last_extra");
+}
+
 void MatmulWriter::BlockTile() {
   if (Clustered()) {
     w_.Line("%cta = block.id x : index");
@@ -741,21 +789,29 @@ std::string MatmulWriter::Write() {
   } else if (split_) {
     // The two CTAs of a cluster run the same split (block z) of their
     // tiles, so their k-steps and multicast loads are the same.
+    const std::string chunks = c_.split_k_skew > 0
+                                   ? "skewed chunks (below)."
+                                   : "chunks of cdiv(k_tiles, splits).";
     w_.Line(Clustered()
                 ? "// One pair of tiles per cluster, one tile per block (x), "
-                  "split s of its k-steps in block z: chunks of "
-                  "cdiv(k_tiles, splits)."
+                  "split s of its k-steps in block z: " +
+                      chunks
                 : "// One tile per block (x), split s of its k-steps in block "
-                  "z: chunks of cdiv(k_tiles, splits).");
+                  "z: " +
+                      chunks);
     BlockTile();
     w_.Line("%split = block.id z : index");
     w_.Line("%splits = grid.dim z : index");
-    w_.Index("kt_round", "add", "%k_tiles", "%splits");
-    w_.Index("kt_round1", "sub", "%kt_round", C(1));
-    w_.Index("kt_chunk", "div", "%kt_round1", "%splits");
-    w_.Index("kt_begin", "mul", "%split", "%kt_chunk");
-    w_.Index("kt_end_raw", "add", "%kt_begin", "%kt_chunk");
-    w_.Index("kt_end", "min", "%kt_end_raw", "%k_tiles");
+    if (c_.split_k_skew > 0) {
+      SkewedSplitRange();
+    } else {
+      w_.Index("kt_round", "add", "%k_tiles", "%splits");
+      w_.Index("kt_round1", "sub", "%kt_round", C(1));
+      w_.Index("kt_chunk", "div", "%kt_round1", "%splits");
+      w_.Index("kt_begin", "mul", "%split", "%kt_chunk");
+      w_.Index("kt_end_raw", "add", "%kt_begin", "%kt_chunk");
+      w_.Index("kt_end", "min", "%kt_end_raw", "%k_tiles");
+    }
     w_.Open("splitk %acc {dim = z} body");
     ZeroAccumulator();
     KLoop("%kt_begin", "%kt_end", "");
@@ -1062,6 +1118,19 @@ absl::Status ValidateMatmul(const MatmulProblem& problem,
           "at least one",
           config.split_k, problem.k, k_tiles, config.tile_k));
     }
+    if (config.split_k_skew < 0 ||
+        (config.split_k_skew > 0 && int64_t{config.split_k_skew} *
+                                            config.split_k *
+                                            (config.split_k - 1) / 2 >
+                                        k_tiles - config.split_k)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "split skew %d with %d splits: the skew takes %d k-steps of K = "
+          "%d's %d, and every split needs at least one; use a smaller skew",
+          config.split_k_skew, config.split_k,
+          int64_t{config.split_k_skew} * config.split_k * (config.split_k - 1) /
+              2,
+          problem.k, k_tiles));
+    }
     if (config.split_k_mode == SplitKMode::kCluster) {
       if (config.split_k > 8) {
         return absl::InvalidArgumentError(absl::StrFormat(
@@ -1097,6 +1166,25 @@ absl::Status ValidateMatmul(const MatmulProblem& problem,
         kSharedMemoryBytes));
   }
   return absl::OkStatus();
+}
+
+// Measured on the H200 (testdata/bench/splitk_skew.csv, two runs): with
+// 128x64 tiles, 256x256x65536 in 10 splits went from 76-77% of cuBLASLt
+// (serial) and 72-73% (tma-serial) without skew to 86-87% and 84-86% with
+// 8, and 128x1024x65536 in 8 splits from 91-93% to 98%; 512x1024x32768
+// (128x128 tiles, 4 splits) from 90-93% to 94-95% with 4. Larger skews
+// lose again: the last split's own mainloop grows past the turns it hides.
+int ChooseSplitSkew(const MatmulProblem& problem, const MatmulConfig& config) {
+  if (config.split_k < 2 || (config.split_k_mode != SplitKMode::kSerial &&
+                             config.split_k_mode != SplitKMode::kTmaSerial)) {
+    return 0;
+  }
+  const int64_t k_tiles =
+      CeilDiv(std::max<int64_t>(problem.k, 1), config.tile_k);
+  const int64_t pairs = int64_t{config.split_k} * (config.split_k - 1) / 2;
+  int skew = std::max(1, 512 / std::max(config.tile_n, 1));
+  while (skew > 0 && skew * pairs > k_tiles / 2) --skew;
+  return skew;
 }
 
 MatmulConfig ChooseConfig(const MatmulProblem& problem,
@@ -1159,6 +1247,14 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
         "k-steps make %d blocks, worth the serialized reduction of partials",
         config.split_k, tiles, config.split_k, CeilDiv(k_tiles, config.split_k),
         tiles * config.split_k));
+    config.split_k_skew = ChooseSplitSkew(problem, config);
+    if (config.split_k_skew > 0) {
+      why.push_back(absl::StrFormat(
+          "split skew %d: split z runs %d k-step(s) more than split z-1, so "
+          "the splits finish in the order of their turns and each turn "
+          "hides behind the next split's longer mainloop",
+          config.split_k_skew, config.split_k_skew));
+    }
   } else {
     why.push_back(absl::StrFormat(
         "no split-K: %s", tiles >= kSmCount
@@ -1269,6 +1365,9 @@ std::string DescribeConfig(const MatmulConfig& config) {
   if (config.split_k > 1) {
     absl::StrAppend(&text, " splitk=", config.split_k, "/",
                     SplitKModeName(config.split_k_mode));
+    if (config.split_k_skew > 0) {
+      absl::StrAppend(&text, " skew=", config.split_k_skew);
+    }
   }
   return text;
 }
@@ -1317,6 +1416,9 @@ absl::StatusOr<MatmulConfig> ParseConfig(absl::string_view text) {
         if (!mode.ok()) return error(parts[1], "is not a split-K mode");
         config.split_k_mode = *mode;
       }
+    } else if (absl::ConsumePrefix(&token, "skew=")) {
+      kind = "skew";
+      ok = absl::SimpleAtoi(token, &config.split_k_skew);
     } else if (absl::ConsumePrefix(&token, "wg")) {
       kind = "wg";
       ok = absl::SimpleAtoi(token, &config.consumer_warpgroups);

@@ -50,6 +50,11 @@ struct MatmulConfig {
   int raster_group = 8;              // grouped rasterization (tiles in M)
   int split_k = 1;                   // > 1: a `splitk` over grid dim z
   SplitKMode split_k_mode = SplitKMode::kSerial;
+  // > 0: split z runs this many k-steps more than split z-1, so that the
+  // splits finish one after the other in the order the turn modes (serial,
+  // tma-serial) serve them, and each turn hides behind the next split's
+  // longer mainloop instead of adding to the critical path.
+  int split_k_skew = 0;
   EpilogueMode epilogue = EpilogueMode::kAuto;
   std::string circular_buffer = "warp_specialized";  // or "pipelined"
 };
@@ -95,6 +100,12 @@ std::string RunDirective(const MatmulProblem& problem,
 absl::Status ValidateMatmul(const MatmulProblem& problem,
                             const MatmulConfig& config);
 
+// The skew (MatmulConfig::split_k_skew) the heuristic gives `config`'s
+// splits: 0 unless K is split in a turn mode (serial, tma-serial); else
+// 512 / tile_n k-steps (a turn is worth about 8 k-steps of a 128x64 tile),
+// smaller where the skew would take more than half of K's k-steps.
+int ChooseSplitSkew(const MatmulProblem& problem, const MatmulConfig& config);
+
 // The heuristic's configuration for `problem`; `explanation`, when not
 // null, receives one line per choice saying why.
 MatmulConfig ChooseConfig(const MatmulProblem& problem,
@@ -106,9 +117,10 @@ absl::StatusOr<std::string> GenerateMatmul(const MatmulProblem& problem,
 
 // Short, stable text naming a configuration, e.g.
 // "128x256x64 s4 ws coop wg2 c1x1 r8 epi=dedicated" (with " splitk=4/serial"
-// when K is split), and its parser (the tuning cache stores this text). The
-// parser takes the settings in any order; those left out keep their
-// defaults, so "128x256x64 s4 ws coop c1x1 epi=reuse" parses too.
+// when K is split, and " skew=3" when the splits are skewed), and its parser
+// (the tuning cache stores this text). The parser takes the settings in any
+// order; those left out keep their defaults, so "128x256x64 s4 ws coop c1x1
+// epi=reuse" parses too.
 std::string DescribeConfig(const MatmulConfig& config);
 absl::StatusOr<MatmulConfig> ParseConfig(absl::string_view text);
 

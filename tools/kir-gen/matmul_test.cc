@@ -221,6 +221,47 @@ TEST(ValidateMatmul, SplitK) {
               absl::StatusCode::kInvalidArgument, "not persistent");
 }
 
+// A skew of d over S splits takes d S (S-1) / 2 k-steps; every split keeps
+// one of its own.
+TEST(ValidateMatmul, SplitSkew) {
+  MatmulConfig config = Fitting();
+  config.epilogue = EpilogueMode::kAuto;
+  config.split_k = 4;
+  config.split_k_skew = 10;  // 60 of 64 k-steps, 4 left: one per split
+  EXPECT_TRUE(ValidateMatmul(Problem(256, 256, 4096), config).ok());
+  config.split_k_skew = 11;
+  ExpectError(Problem(256, 256, 4096), config,
+              absl::StatusCode::kInvalidArgument, "the skew takes 66 k-steps");
+  config.split_k_skew = -1;
+  EXPECT_FALSE(ValidateMatmul(Problem(256, 256, 4096), config).ok());
+}
+
+// The heuristic skews only the turn modes' splits, by 512 / tile_n
+// k-steps, less where K is short.
+TEST(ChooseSplitSkew, TurnModesOnly) {
+  const MatmulProblem problem = Problem(256, 256, 65536);
+  MatmulConfig config = ChooseConfig(problem);
+  EXPECT_EQ(DescribeConfig(config),
+            "128x64x64 s8 ws coop wg2 c1x1 r8 epi=reuse splitk=10/serial "
+            "skew=8");
+  config.split_k_mode = SplitKMode::kTmaSerial;
+  EXPECT_EQ(ChooseSplitSkew(problem, config), 8);
+  for (SplitKMode mode :
+       {SplitKMode::kTmaAtomic, SplitKMode::kGather, SplitKMode::kCluster}) {
+    config.split_k_mode = mode;
+    EXPECT_EQ(ChooseSplitSkew(problem, config), 0);
+  }
+  config.split_k_mode = SplitKMode::kSerial;
+  config.tile_n = 128;
+  EXPECT_EQ(ChooseSplitSkew(problem, config), 4);
+  config.split_k = 1;
+  EXPECT_EQ(ChooseSplitSkew(problem, config), 0);
+  // 16 k-steps in 4 splits: a skew of d takes 6 d, at most half of them.
+  config.split_k = 4;
+  EXPECT_EQ(ChooseSplitSkew(Problem(256, 256, 1024), config), 1);
+  EXPECT_EQ(ChooseSplitSkew(Problem(256, 256, 640), config), 0);
+}
+
 // The shapes of testdata/bench/llm.csv that are K-major bf16.
 const std::vector<std::vector<int64_t>>& LlmShapes() {
   static const auto* shapes = new std::vector<std::vector<int64_t>>{
@@ -245,7 +286,8 @@ TEST(ChooseConfig, EveryChoiceIsValidAndExplained) {
           << DescribeConfig(config) << ": " << ValidateMatmul(problem, config);
       std::vector<std::string> lines =
           absl::StrSplit(why, '\n', absl::SkipEmpty());
-      EXPECT_EQ(lines.size(), 7u) << why;
+      // One line more for a split skew.
+      EXPECT_EQ(lines.size(), config.split_k_skew > 0 ? 8u : 7u) << why;
       EXPECT_THAT(why, HasSubstr("stages"));
     }
   }
@@ -287,6 +329,7 @@ TEST(ParseConfig, RoundTrips) {
   configs[1].raster_group = 3;
   configs[2].split_k = 16;
   configs[2].split_k_mode = SplitKMode::kTmaSerial;
+  configs[2].split_k_skew = 3;
   configs[2].epilogue = EpilogueMode::kReuseMainloop;
   configs[3].pingpong = true;
   configs[3].tile_n = 128;
@@ -309,7 +352,8 @@ TEST(ParseConfig, RejectsMalformedText) {
   for (const char* text :
        {"", "s4 ws", "128x256 s4", "128x256x64 s4 s5", "128x256x64 sx",
         "128x256x64 epi=shared", "128x256x64 splitk=4", "128x256x64 bogus",
-        "128x256x64 splitk=4/atomic", "128x256x64 c2"}) {
+        "128x256x64 splitk=4/atomic", "128x256x64 c2",
+        "128x256x64 splitk=4/serial skew=x"}) {
     EXPECT_FALSE(ParseConfig(text).ok()) << "'" << text << "'";
   }
 }
