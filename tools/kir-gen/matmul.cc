@@ -338,10 +338,6 @@ std::string MatmulWriter::Header() {
       Clustered() ? " cluster(2)" : "");
 }
 
-// Grouped rasterization: tiles go down groups of `raster_group` tile rows
-// column by column, so the blocks that run together share A and B slices
-// in L2. With a cluster, `unit` numbers pairs of tiles (two tile rows of a
-// column, or two tile columns of a row) and the CTA's rank picks its tile.
 // Split z runs k-steps [z b + d z (z-1) / 2, (z+1) b + d (z+1) z / 2) of
 // the tile's k_tiles, where d is the skew and b = (k_tiles - d S (S-1) / 2)
 // / S for S splits; the last split also takes the k-steps the division
@@ -388,6 +384,10 @@ void MatmulWriter::SkewedSplitRange() {
   w_.Index("kt_end", "add", "%sk_next_begin", "%sk_last_extra");
 }
 
+// Grouped rasterization: tiles go down groups of `raster_group` tile rows
+// column by column, so the blocks that run together share A and B slices
+// in L2. With a cluster, `unit` numbers pairs of tiles (two tile rows of a
+// column, or two tile columns of a row) and the CTA's rank picks its tile.
 void MatmulWriter::BlockTile() {
   if (Clustered()) {
     w_.Line("%cta = block.id x : index");
