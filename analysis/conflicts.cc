@@ -2,6 +2,7 @@
 #include "analysis/conflicts.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -303,8 +304,12 @@ struct ConflictAnalysis::Impl {
     }
   };
   // ElectedWarp of each access asked about (the passes that keep this
-  // analysis add only synchronization, which accesses nothing).
-  mutable absl::flat_hash_map<const Op*, int> elected_warps;
+  // analysis add only synchronization, which accesses nothing), by
+  // Op::serial(); kUnknownWarp where not asked yet. A table by serial
+  // rather than by address: a kernel's ops were numbered as they were
+  // created, so the lookups of a walk stay near each other in memory.
+  static constexpr int8_t kUnknownWarp = -2;
+  mutable std::vector<int8_t> elected_warps;
   // Node-based: GroupsOf hands out references that must survive inserts.
   mutable absl::node_hash_map<GroupsKey, ThreadGroups> groups_cache;
 };
@@ -631,14 +636,20 @@ std::optional<int64_t> ConflictAnalysis::Impl::TripCount(const Op& loop) const {
 }
 
 int ConflictAnalysis::Impl::ElectedWarp(const Op& op) const {
-  auto [it, inserted] = elected_warps.try_emplace(&op, -1);
-  if (!inserted) return it->second;
+  if (op.serial() >= static_cast<int>(elected_warps.size())) {
+    elected_warps.resize(std::max(kernel.op_serial_bound(), op.serial() + 1),
+                         kUnknownWarp);
+  }
+  int8_t& known = elected_warps[op.serial()];
+  if (known != kUnknownWarp) return known;
+  known = -1;
   if (!threads.IsSingleThread(op)) return -1;
   const ThreadSet& set = threads.ExecutingThreads(op);
   if (!set.known() || set.Count() <= 1) return -1;
   std::vector<int> warps = set.Warps();
-  it->second = warps.size() == 1 ? warps[0] : -1;
-  return it->second;
+  static_assert(ThreadBits().size() / 32 <= 127, "a warp fits an int8_t");
+  known = static_cast<int8_t>(warps.size() == 1 ? warps[0] : -1);
+  return known;
 }
 
 std::optional<RemainderForm> ConflictAnalysis::Impl::FormOf(

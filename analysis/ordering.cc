@@ -351,6 +351,40 @@ bool IsGlobalAcquire(const MemoryEffect& effect) {
 // OrderingDataflowWork().
 std::atomic<int64_t> dataflow_work{0};
 
+// Facts derived once per op and kept until the analysis ends, carved from
+// large chunks: a kernel of a million ops costs a few hundred allocations
+// instead of one or two per op, and the facts of ops walked one after
+// the other lie together in memory. Addresses stay valid.
+template <typename T>
+class ChunkedStore {
+ public:
+  T& Add(T&& item) { return Reserve(1)[0] = std::move(item); }
+  // Moves `items` (a vector or inlined vector) into consecutive slots.
+  template <typename Items>
+  absl::Span<const T> Append(Items&& items) {
+    if (items.empty()) return {};
+    T* slots = Reserve(items.size());
+    std::move(items.begin(), items.end(), slots);
+    return absl::MakeConstSpan(slots, items.size());
+  }
+
+ private:
+  static constexpr size_t kChunk = 1024;
+  T* Reserve(size_t count) {
+    if (used_ + count > capacity_) {
+      capacity_ = std::max(kChunk, count);
+      chunks_.push_back(std::make_unique<T[]>(capacity_));
+      used_ = 0;
+    }
+    T* slots = chunks_.back().get() + used_;
+    used_ += count;
+    return slots;
+  }
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  size_t used_ = 0;
+  size_t capacity_ = 0;
+};
+
 class OrderingAnalysis {
  public:
   OrderingAnalysis(const Kernel& kernel, const SyncAnalysisOptions& options,
@@ -476,7 +510,7 @@ class OrderingAnalysis {
  private:
   // What the walk asks of one op, derived once.
   struct OpInfo {
-    std::vector<MemoryEffect> effects;
+    absl::Span<const MemoryEffect> effects;  // in effects_
     absl::InlinedVector<bool, 4> ring_fill;  // IsRingFill of each effect
     SetId executing = kEmptySet;
     bool single_thread = false;
@@ -494,7 +528,7 @@ class OrderingAnalysis {
     }
     if (const OpInfo* known = ops_[op.serial()]) return *known;
     OpInfo info;
-    info.effects = MemoryEffectsOf(op);
+    info.effects = effects_.Append(MemoryEffectsOf(op));
     for (const MemoryEffect& effect : info.effects) {
       info.ring_fill.push_back(IsRingFill(effect));
     }
@@ -505,9 +539,9 @@ class OrderingAnalysis {
     if (std::optional<SyncKey> key = CompletionBarrier(info.effects)) {
       info.completion_barrier = keys_.KeyId(*key);
     }
-    infos_.push_back(std::move(info));
-    ops_[op.serial()] = &infos_.back();
-    return infos_.back();
+    const OpInfo& kept = infos_.Add(std::move(info));
+    ops_[op.serial()] = &kept;
+    return kept;
   }
 
   // The elections a walk through `top` (an op of the kernel body) records:
@@ -971,7 +1005,7 @@ class OrderingAnalysis {
 
   // The mbarrier element an async access with `effects` completes on.
   static std::optional<SyncKey> CompletionBarrier(
-      const std::vector<MemoryEffect>& effects) {
+      absl::Span<const MemoryEffect> effects) {
     for (const MemoryEffect& effect : effects) {
       if (effect.buffer != nullptr && effect.buffer->type().is_buffer() &&
           effect.buffer->type().dtype() == DType::kMbarrier &&
@@ -1204,7 +1238,7 @@ class OrderingAnalysis {
 
   void VisitLeaf(const Op& op, State& state) {
     const OpInfo& info = Info(op);
-    const std::vector<MemoryEffect>& effects = info.effects;
+    const absl::Span<const MemoryEffect> effects = info.effects;
     const SetId executing = info.executing;
     const Op* role = info.role;
     const bool one_lane = OneLaneOf(op, executing);
@@ -1283,7 +1317,7 @@ class OrderingAnalysis {
   // whose threads are ordered after it but not fenced in the model.
   void FindUnfenced(const Op& op, const OpInfo& info, SetId executing,
                     bool one_lane, const State& state) {
-    const std::vector<MemoryEffect>& effects = info.effects;
+    const absl::Span<const MemoryEffect> effects = info.effects;
     const OpFacts& facts = FactsOf(op.kind());
     const bool completes_on_mbarrier =
         facts.completion == Completion::kMbarrier;
@@ -1419,8 +1453,9 @@ class OrderingAnalysis {
   std::set<TokenKind> committed_kinds_;
   // In the order first asked (program order, mostly), so that building and
   // freeing them walks memory in order; an entry an op forgot stays unused.
-  std::deque<OpInfo> infos_;
-  std::vector<const OpInfo*> ops_;  // by Op::serial()
+  ChunkedStore<OpInfo> infos_;
+  ChunkedStore<MemoryEffect> effects_;  // of infos_
+  std::vector<const OpInfo*> ops_;      // by Op::serial()
   absl::flat_hash_map<const Op*, SetId> role_members_;
   absl::flat_hash_map<std::pair<const Op*, SetId>, int> takes_;
   absl::flat_hash_map<const Op*, bool> decides_sides_;
@@ -1506,7 +1541,7 @@ std::vector<UnfencedPair> FindUnfencedPairs(
 int64_t OrderingDataflowWork() { return dataflow_work.load(); }
 
 std::string DescribeAccess(const Op& op, int effect) {
-  std::vector<MemoryEffect> effects = MemoryEffectsOf(op);
+  MemoryEffects effects = MemoryEffectsOf(op);
   if (effect < 0 || effect >= static_cast<int>(effects.size())) {
     return absl::StrCat(op.mnemonic());
   }

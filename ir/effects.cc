@@ -471,11 +471,11 @@ class EffectBuilder {
     return op_.operand(slot).value;
   }
 
-  std::vector<MemoryEffect> Take() { return std::move(effects_); }
+  MemoryEffects Take() { return std::move(effects_); }
 
  private:
   const Op& op_;
-  std::vector<MemoryEffect> effects_;
+  MemoryEffects effects_;
 };
 
 void SetOrder(MemoryEffect* effect, MemoryOrder order, MemoryScope scope) {
@@ -538,7 +538,7 @@ EffectsFault effects_fault = EffectsFault::kNone;
 
 void SetEffectsFaultForTesting(EffectsFault fault) { effects_fault = fault; }
 
-std::vector<MemoryEffect> MemoryEffectsOf(const Op& op) {
+MemoryEffects MemoryEffectsOf(const Op& op) {
   EffectBuilder builder(op);
   using M = AccessMode;
   using D = Distribution;

@@ -185,9 +185,14 @@ struct OpFacts {
 };
 
 const OpFacts& FactsOf(OpKind kind);
+// The memory accesses of one op: most ops have at most one, kept inline
+// (no heap allocation for them; the passes ask for effects millions of
+// times on large kernels).
+using MemoryEffects = absl::InlinedVector<MemoryEffect, 1>;
+
 // Every memory access `op` performs, in operand order. Tolerates ops that
 // have not been verified: malformed operands yield no or partial effects.
-std::vector<MemoryEffect> MemoryEffectsOf(const Op& op);
+MemoryEffects MemoryEffectsOf(const Op& op);
 
 // Testing only: makes one row of the table wrong on purpose, so that a
 // test can show that kir-check, which does not read this table, catches

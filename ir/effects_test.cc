@@ -453,7 +453,7 @@ TEST(EffectsTest, TmaAccessesTheMappedTensor) {
   const Kernel& kernel = *module->kernels[0];
   const Op* load = FindOp(*module, "tma.load");
   ASSERT_NE(load, nullptr);
-  std::vector<MemoryEffect> effects = MemoryEffectsOf(*load);
+  MemoryEffects effects = MemoryEffectsOf(*load);
   ASSERT_EQ(effects.size(), 3u);
   EXPECT_EQ(effects[0].operand, 0);
   EXPECT_TRUE(effects[0].writes());
@@ -480,8 +480,7 @@ kernel @fold (%A: global f16[8, 64, 64], %map: tensormap f16[2, 32, 64] of %A)
 }
 )");
   ASSERT_NE(module, nullptr);
-  std::vector<MemoryEffect> effects =
-      MemoryEffectsOf(*FindOp(*module, "tma.load"));
+  MemoryEffects effects = MemoryEffectsOf(*FindOp(*module, "tma.load"));
   ASSERT_EQ(effects.size(), 3u);
   EXPECT_EQ(effects[0].extent, (absl::InlinedVector<int64_t, 4>{64, 64}));
   EXPECT_EQ(effects[1].extent, (absl::InlinedVector<int64_t, 4>{2, 32, 64}));

@@ -170,7 +170,7 @@ void SharedLifetimes::Compute(const Kernel& kernel,
 
   for (size_t n = 0; n < ops.size(); ++n) {
     const Op& op = *ops[n];
-    const std::vector<MemoryEffect> effects = MemoryEffectsOf(op);
+    const MemoryEffects effects = MemoryEffectsOf(op);
     for (const MemoryEffect& effect : effects) {
       const Op* alloc = SharedAllocOf(effect.buffer);
       if (alloc == nullptr || lifetime_of_.count(alloc) == 0) continue;

@@ -181,7 +181,7 @@ std::vector<Position> IssuerPositions(const UnfencedPair& unfenced, bool hoist,
                                       bool predicate) {
   Op* first = const_cast<Op*>(unfenced.pair.first);
   Op* anchor = const_cast<Op*>(unfenced.pair.second);
-  const std::vector<MemoryEffect> effects = MemoryEffectsOf(*anchor);
+  const MemoryEffects effects = MemoryEffectsOf(*anchor);
   const Value* consumed =
       unfenced.pair.second_effect < static_cast<int>(effects.size())
           ? effects[unfenced.pair.second_effect].buffer

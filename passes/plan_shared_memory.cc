@@ -215,8 +215,8 @@ class Planner {
   }
 
   AllocPair AllocsOf(const UnorderedPair& pair) const {
-    const std::vector<MemoryEffect> first = MemoryEffectsOf(*pair.first);
-    const std::vector<MemoryEffect> second = MemoryEffectsOf(*pair.second);
+    const MemoryEffects first = MemoryEffectsOf(*pair.first);
+    const MemoryEffects second = MemoryEffectsOf(*pair.second);
     return Ordered(SharedAllocOf(first[pair.first_effect].buffer),
                    SharedAllocOf(second[pair.second_effect].buffer));
   }
@@ -236,8 +236,8 @@ class Planner {
     };
     std::vector<UnorderedPair> out;
     for (const UnorderedPair& pair : FindUnorderedPairs(kernel_, options)) {
-      const std::vector<MemoryEffect> first = MemoryEffectsOf(*pair.first);
-      const std::vector<MemoryEffect> second = MemoryEffectsOf(*pair.second);
+      const MemoryEffects first = MemoryEffectsOf(*pair.first);
+      const MemoryEffects second = MemoryEffectsOf(*pair.second);
       if (pair.first_effect >= static_cast<int>(first.size()) ||
           pair.second_effect >= static_cast<int>(second.size())) {
         continue;
@@ -267,7 +267,7 @@ class Planner {
         first_role != second_role) {
       return std::nullopt;  // concurrent roles: only their mbarriers can
     }
-    const std::vector<MemoryEffect> effects = MemoryEffectsOf(*pair.second);
+    const MemoryEffects effects = MemoryEffectsOf(*pair.second);
     const SharedLifetime* later =
         lifetimes.Find(SharedAllocOf(effects[pair.second_effect].buffer));
     if (later == nullptr) return std::nullopt;
