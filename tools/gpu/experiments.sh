@@ -6,7 +6,7 @@
 # variants checked, then timed alternately in one process. Which set runs:
 # $1 = a space-separated list of fences | lowering | reuse | splitk |
 # schedules | splitk-reset | splitk-cluster | splitk-gather | splitk-skew |
-# splitk-modes | llm-gather (default: all; schedules times
+# splitk-modes | splitk-tiles | llm-gather (default: all; schedules times
 # testdata/bench/schedules.csv, cooperative against ping-pong and cluster
 # configurations, as rows; splitk-reset times testdata/bench/splitk.csv
 # with serial, tma-atomic reset=last and reset=parity, and tma-serial;
@@ -16,6 +16,11 @@
 # splitk-skew times testdata/bench/splitk_skew.csv, skewed splits, with
 # serial, tma-serial and gather; splitk-modes times
 # testdata/bench/splitk.csv with serial, tma-serial, tma-atomic and gather;
+# splitk-tiles times testdata/bench/splitk_tiles.csv, other tiles and
+# split counts, with the same four modes and twice the timed launches;
+# splitk-tuned-MODE tunes the five target shapes of splitk.csv with
+# --split-k-mode MODE and times the winners again; splitk-heuristic-MODE
+# times the heuristic's configurations for MODE on them;
 # llm-gather times llm.csv with the default pipeline and gather). A variant that fails on a problem (a layout that does not
 # fit without reuse, a lowering that does not verify) makes that problem an
 # error in its experiment, so variants likely to fail get an experiment of
@@ -56,7 +61,7 @@ experiment() {
   tail -n 8 "$out/$name.txt"
 }
 
-sets=${1:-fences lowering reuse splitk schedules splitk-reset splitk-cluster splitk-gather splitk-skew splitk-modes llm-gather}
+sets=${1:-fences lowering reuse splitk schedules splitk-reset splitk-cluster splitk-gather splitk-skew splitk-modes splitk-tiles llm-gather}
 for set in $sets; do
   case $set in
     fences)
@@ -89,6 +94,31 @@ for set in $sets; do
         'serialize-split-k{mode=tma-serial}' 'serialize-split-k{mode=gather}' ;;
     splitk-modes)
       csv=testdata/bench/splitk.csv experiment splitk_modes -- \
+        'serialize-split-k{mode=tma-serial}' \
+        'serialize-split-k{mode=tma-atomic}' 'serialize-split-k{mode=gather}' ;;
+    splitk-tuned-*)
+      # kir-bench --tune for one split-K mode on the five target shapes
+      # of testdata/bench/splitk.csv (the rows without a configuration),
+      # then the winners timed again in a run of their own, so that the
+      # table is not the best of 16 noisy measurements.
+      mode=${set#splitk-tuned-}
+      name=splitk_tuned_${mode//-/_}
+      csv=testdata/bench/splitk.csv experiment "${name}_search" \
+        --filter '^[0-9]+x[0-9]+x[0-9]+$' --split-k-mode "$mode" --tune \
+        --tune-cache "$out/${name}_cache.txt" --
+      csv=testdata/bench/splitk.csv experiment "$name" \
+        --filter '^[0-9]+x[0-9]+x[0-9]+$' --tune-cache "$out/${name}_cache.txt" \
+        --iterations 100 --repeats 7 -- ;;
+    splitk-heuristic-*)
+      # The heuristic's configurations for one split-K mode
+      # (kir-bench --split-k-mode) on the five target shapes.
+      mode=${set#splitk-heuristic-}
+      csv=testdata/bench/splitk.csv experiment \
+        "splitk_heuristic_${mode//-/_}" --filter '^[0-9]+x[0-9]+x[0-9]+$' \
+        --split-k-mode "$mode" --iterations 100 --repeats 7 -- ;;
+    splitk-tiles)
+      csv=testdata/bench/splitk_tiles.csv experiment splitk_tiles \
+        --iterations 100 --repeats 7 -- \
         'serialize-split-k{mode=tma-serial}' \
         'serialize-split-k{mode=tma-atomic}' 'serialize-split-k{mode=gather}' ;;
     llm-gather)

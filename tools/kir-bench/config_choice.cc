@@ -5,11 +5,15 @@
 
 namespace kir::bench {
 
-std::vector<ChosenConfig> ChooseConfigs(ProblemList& list,
-                                        const TuningCache* cache) {
+std::vector<ChosenConfig> ChooseConfigs(
+    ProblemList& list, const TuningCache* cache,
+    std::optional<gen::SplitKMode> split_k_mode) {
   std::vector<ChosenConfig> chosen;
   ValidateProblems(list, [&](const BenchProblem& problem) -> absl::Status {
-    ChosenConfig choice{gen::ChooseConfig(problem.matmul), "heuristic"};
+    ChosenConfig choice{
+        gen::ChooseConfig(problem.matmul, nullptr,
+                          split_k_mode.value_or(gen::SplitKMode::kSerial)),
+        "heuristic"};
     Location where = problem.loc;
     std::string context;
     if (!problem.config.empty()) {

@@ -4,6 +4,7 @@
 #ifndef KIR_TOOLS_KIR_BENCH_CONFIG_CHOICE_H_
 #define KIR_TOOLS_KIR_BENCH_CONFIG_CHOICE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,12 @@ struct ChosenConfig {
 // with gen::ValidateMatmul; a problem whose configuration cannot be parsed
 // or generated is dropped from `list` with an error located at its config
 // field, its cache entry or its line. The result is parallel to what stays
-// in list.problems.
-std::vector<ChosenConfig> ChooseConfigs(ProblemList& list,
-                                        const TuningCache* cache);
+// in list.problems. With `split_k_mode`, the heuristic's configurations
+// that split K do so in that mode (gen::ChooseConfig's choice for it); the
+// CSV's and the cache's are as they say.
+std::vector<ChosenConfig> ChooseConfigs(
+    ProblemList& list, const TuningCache* cache,
+    std::optional<gen::SplitKMode> split_k_mode = std::nullopt);
 
 // The pipelines a configuration is lowered with: each asked for, but
 // `default` as the generated kernel's own directive lowers it (with the

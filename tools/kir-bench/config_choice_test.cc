@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -86,6 +87,30 @@ TEST(ConfigChoice,
                                 "128x256x64 with 12 stages"));
   EXPECT_THAT(errors, HasSubstr("tune.txt:2:35: error: configuration "
                                 "'nonsense'"));
+}
+
+// --split-k-mode: the heuristic's split configurations take the mode (and
+// its skew: none for tma-atomic, the turn modes' for tma-serial); the
+// CSV's and an unsplit problem's stay as they are.
+TEST(ConfigChoice, SplitKModeChangesOnlyTheHeuristicsSplitConfigurations) {
+  for (const auto& [mode, skew] : {std::pair{gen::SplitKMode::kTmaAtomic, 0},
+                                   std::pair{gen::SplitKMode::kTmaSerial, 4}}) {
+    ProblemList list = ParseProblemsCsv(
+        File("bench.csv",
+             "m,n,k,config\n"
+             "512,1024,32768,\n"
+             "4096,4096,4096,\n"
+             "512,1024,32768,128x128x64 s7 splitk=4/serial skew=2\n"));
+    const std::vector<ChosenConfig> chosen = ChooseConfigs(list, nullptr, mode);
+    ASSERT_EQ(chosen.size(), 3u);
+    EXPECT_EQ(chosen[0].config.split_k, 4);
+    EXPECT_EQ(chosen[0].config.split_k_mode, mode);
+    EXPECT_EQ(chosen[0].config.split_k_skew, skew);
+    EXPECT_EQ(chosen[1].config.split_k, 1);
+    EXPECT_EQ(chosen[1].config.split_k_mode, gen::SplitKMode::kSerial);
+    EXPECT_EQ(chosen[2].config.split_k_mode, gen::SplitKMode::kSerial);
+    EXPECT_EQ(chosen[2].config.split_k_skew, 2);
+  }
 }
 
 // A regression: `default` lowered a tma-atomic configuration as serial,

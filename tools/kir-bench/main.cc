@@ -83,6 +83,10 @@ runs in a process of its own: a hang or a crash costs only that problem.
                        kir-bench-tune.txt); without --tune its winners are
                        used
   --tune-limit N       configurations tried per problem (default 16)
+  --split-k-mode MODE  the heuristic's configurations that split K use
+                       MODE (serial, tma-serial, tma-atomic, gather,
+                       cluster; default serial), as do the configurations
+                       --tune tries around them
   --filter REGEX       only problems whose name or key matches
   --csv FILE           every result as CSV
   --json FILE          every result as JSON
@@ -110,6 +114,7 @@ struct Flags {
   double timeout = 300;
   std::string gpus;  // empty: this process's GPU 0, no workers
   std::string resume;
+  std::optional<gen::SplitKMode> split_k_mode;
   BenchOptions bench;
 };
 
@@ -156,6 +161,12 @@ std::string ParseFlags(int argc, char** argv, Flags& flags) {
       flags.tune_cache = value;
     } else if (value_of("--tune-limit", value, error)) {
       positive("--tune-limit", flags.tune_limit);
+    } else if (value_of("--split-k-mode", value, error)) {
+      absl::StatusOr<gen::SplitKMode> mode = gen::ParseSplitKMode(value);
+      if (mode.ok())
+        flags.split_k_mode = *mode;
+      else
+        error = absl::StrCat("--split-k-mode: ", mode.status().message());
     } else if (value_of("--gpus", value, error)) {
       flags.gpus = value;
       if (value.empty()) error = "--gpus takes all, a count or a list";
@@ -413,8 +424,8 @@ int Main(int argc, char** argv) {
     }
     list.problems = std::move(kept);
   }
-  const std::vector<ChosenConfig> chosen =
-      ChooseConfigs(list, cache && !flags.tune ? &*cache : nullptr);
+  const std::vector<ChosenConfig> chosen = ChooseConfigs(
+      list, cache && !flags.tune ? &*cache : nullptr, flags.split_k_mode);
   const bool input_errors = !list.errors.empty();
   if (absl::Status s = list.Errors(); !s.ok()) std::cerr << s.message() << "\n";
 

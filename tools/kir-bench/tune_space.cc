@@ -42,6 +42,30 @@ std::vector<gen::MatmulConfig> TuneCandidates(
     config.consumer_warpgroups = m / 64;
     add(config);
   }
+  // With split-K, each tile with as many splits as keep its blocks within
+  // one wave (and at least 4 k-steps per split), as many stages as fit: a
+  // wider tile in more splits runs the same grid with fewer k-steps per
+  // block and more partials to reduce, which pays where the reduction does
+  // not take turns (measured with tma-atomic on 512x1024x32768: 128x256 in
+  // 8 splits 101% of cuBLASLt, the heuristic's 128x128 in 4 splits 96%).
+  if (heuristic.split_k > 1) {
+    const int64_t k_tiles =
+        (problem.k + heuristic.tile_k - 1) / std::max(1, heuristic.tile_k);
+    for (const auto& [m, n] : tiles) {
+      const int64_t tile_count =
+          ((problem.m + m - 1) / m) * ((problem.n + n - 1) / n);
+      const int64_t split =
+          std::min<int64_t>(sm_count / tile_count, k_tiles / 4);
+      if (split < 2) continue;
+      gen::MatmulConfig config = heuristic;
+      config.tile_m = m;
+      config.tile_n = n;
+      config.consumer_warpgroups = m / 64;
+      config.split_k = static_cast<int>(std::min<int64_t>(split, 65535));
+      config.stages = std::max(1, gen::MaxStages(problem, config));
+      add(config);
+    }
+  }
   // Ping-pong: one warpgroup per whole tile, so tiles whose accumulator it
   // can hold; a persistent grid with an output ring per warpgroup, as many
   // stages as fit beside them.

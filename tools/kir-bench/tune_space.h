@@ -11,7 +11,8 @@
 namespace kir::bench {
 
 // The heuristic's configuration first, then each single change to it (tile
-// shape), ping-pong with 128x128 and 64x256 tiles (as many stages as fit),
+// shape), where K is split each tile with the split that fills one wave,
+// ping-pong with 128x128 and 64x256 tiles (as many stages as fit),
 // then single changes of stages, epilogue, cluster, split-K where the
 // output tiles cannot fill the GPU, then tile x stages combinations; only
 // those `valid` accepts, without repeats, at most `limit` of them.

@@ -72,6 +72,34 @@ TEST(TuneSpace, SplitSkewFollowsTheSplitAndIsVaried) {
   EXPECT_EQ(skews_of_heuristic_split, (std::set<int>{0, 4, 8, 16}));
 }
 
+// Where K is split, each tile also comes with the split that fills one
+// wave (132 SMs), with as many stages as fit, within the default limit.
+TEST(TuneSpace, SplitTilesKeepTheGridWithinOneWave) {
+  const gen::MatmulProblem problem = Problem(512, 1024, 32768);
+  gen::MatmulConfig heuristic = gen::ChooseConfig(problem);
+  ASSERT_EQ(gen::DescribeConfig(heuristic),
+            "128x128x64 s7 ws coop wg2 c1x1 r8 epi=reuse splitk=4/serial "
+            "skew=4");
+  heuristic.split_k_mode = gen::SplitKMode::kTmaAtomic;
+  heuristic.split_k_skew = 0;
+  std::set<std::string> tried;
+  for (const gen::MatmulConfig& c : TuneCandidates(
+           problem, heuristic,
+           [&](const gen::MatmulConfig& c) {
+             return gen::ValidateMatmul(problem, c).ok();
+           },
+           16)) {
+    tried.insert(gen::DescribeConfig(c));
+  }
+  // 16 tiles of 128x256 in 8 splits, 24 of 128x192 in 5, 64 of 128x64 in 2.
+  EXPECT_TRUE(tried.count(
+      "128x256x64 s4 ws coop wg2 c1x1 r8 epi=reuse splitk=8/tma-atomic"));
+  EXPECT_TRUE(tried.count(
+      "128x192x64 s5 ws coop wg2 c1x1 r8 epi=reuse splitk=5/tma-atomic"));
+  EXPECT_TRUE(tried.count(
+      "128x64x64 s8 ws coop wg2 c1x1 r8 epi=reuse splitk=2/tma-atomic"));
+}
+
 TEST(TuneSpace, SixtyFourRowTilesHaveOneConsumerWarpgroup) {
   // A 64-row tile with two consumer warpgroups cannot be generated: the
   // candidate must change both, or tuning never tries 64-row tiles.

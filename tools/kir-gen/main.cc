@@ -56,7 +56,9 @@ Configuration:
   --split-k-mode MODE      serial (default), tma-serial, tma-atomic,
                            cluster or gather: serialize-split-k's mode, in
                            the directive's pipeline (cluster: at most 8
-                           splits, a 1x1 --cluster)
+                           splits, a 1x1 --cluster); the heuristic splits
+                           K for it (tma-atomic, without turns, into more
+                           splits where they fill the GPU)
   --split-k-skew N         split z runs N k-steps more than split z-1, so
                            the turns of serial and tma-serial hide behind
                            the later splits' mainloops (0: even splits)
@@ -205,8 +207,17 @@ int Run(int argc, char** argv) {
 
   // The heuristic's choices (or a tuned configuration), then the settings
   // given by hand.
+  // A split-K mode given by hand is the heuristic's to split K in (its
+  // split count depends on it).
+  SplitKMode split_k_mode = SplitKMode::kSerial;
+  if (options.count("--split-k-mode") > 0) {
+    absl::StatusOr<SplitKMode> mode =
+        ParseSplitKMode(options["--split-k-mode"]);
+    if (!mode.ok()) return Fail(mode.status().message());
+    split_k_mode = *mode;
+  }
   std::string explanation;
-  MatmulConfig config = ChooseConfig(problem, &explanation);
+  MatmulConfig config = ChooseConfig(problem, &explanation, split_k_mode);
   std::vector<std::string> by_hand;
   if (options.count("--config") > 0 && options.count("--tuned") > 0) {
     return Fail("--config and --tuned both give a whole configuration");
@@ -314,10 +325,7 @@ int Run(int argc, char** argv) {
     config.epilogue = EpilogueMode::kAuto;
   }
   if (options.count("--split-k-mode") > 0) {
-    absl::StatusOr<SplitKMode> mode =
-        ParseSplitKMode(options["--split-k-mode"]);
-    if (!mode.ok()) return Fail(mode.status().message());
-    config.split_k_mode = *mode;
+    config.split_k_mode = split_k_mode;
     by_hand.push_back("--split-k-mode");
   }
   if (options.count("--split-k-skew") > 0) {

@@ -857,7 +857,8 @@ struct Estimate {
 };
 
 Estimate EstimateTime(const MatmulProblem& problem, int tile_m, int tile_n,
-                      int split_k, bool cluster_shares_b = false) {
+                      int split_k, bool cluster_shares_b = false,
+                      SplitKMode mode = SplitKMode::kSerial) {
   const bool b_n_major = problem.b_major == OperandMajor::kMN;
   // Relative throughput of a tile shape: a 128x256 tile reads 3 KiB of
   // shared memory per 64x256x16 wgmma step and its warpgroup, narrower tiles
@@ -895,7 +896,15 @@ Estimate EstimateTime(const MatmulProblem& problem, int tile_m, int tile_n,
   // and write an f32 tile, release) is latency-bound: about 3 k-steps plus
   // 2 per 128x256 of tile (fitted to 256x256x65536 with 8 and 16 splits
   // and 512x1024x32768 with 4 and 8).
-  if (split_k > 1) estimate.cost += split_k * (3.0 + 2.0 * area);
+  // tma-atomic's partials reduce in L2 while later splits still compute,
+  // and no split waits for another: about half a k-step per split plus
+  // half per 128x256 of tile (256x256x65536 with 128x64 tiles measured at
+  // 112-116% of cuBLASLt in 16 splits, 95-99% in the turn modes' 10).
+  if (split_k > 1) {
+    estimate.cost += mode == SplitKMode::kTmaAtomic
+                         ? split_k * (0.5 + 0.5 * area)
+                         : split_k * (3.0 + 2.0 * area);
+  }
   return estimate;
 }
 
@@ -1188,7 +1197,7 @@ int ChooseSplitSkew(const MatmulProblem& problem, const MatmulConfig& config) {
 }
 
 MatmulConfig ChooseConfig(const MatmulProblem& problem,
-                          std::string* explanation) {
+                          std::string* explanation, SplitKMode split_k_mode) {
   std::vector<std::string> why;
   MatmulConfig config;
   // Tile and split-K: the candidate with the least modelled time.
@@ -1230,9 +1239,35 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
       best = &candidate;
     }
   }
+  // tma-atomic: the split count again, with its cheaper reduction, for the
+  // tile the turn modes' costs chose. Choosing the tile with it too took
+  // 128x256 in 4 splits on 128x8192x8192 (a load-bound shape the model
+  // does not see), 87% of cuBLASLt against 97% for 128x128 in 2.
+  const Candidate* turn_best = best;
+  if (split_k_mode == SplitKMode::kTmaAtomic) {
+    for (Candidate& candidate : candidates) {
+      if (candidate.tile_n != turn_best->tile_n ||
+          candidate.cluster != turn_best->cluster)
+        continue;
+      candidate.estimate =
+          EstimateTime(problem, 128, candidate.tile_n, candidate.split_k,
+                       candidate.cluster, SplitKMode::kTmaAtomic);
+    }
+    const Candidate* atomic_best = nullptr;
+    for (const Candidate& candidate : candidates) {
+      if (candidate.tile_n != turn_best->tile_n ||
+          candidate.cluster != turn_best->cluster)
+        continue;
+      if (atomic_best == nullptr ||
+          candidate.estimate.cost < atomic_best->estimate.cost * 0.999)
+        atomic_best = &candidate;
+    }
+    best = atomic_best;
+  }
   config.tile_m = 128;
   config.tile_n = best->tile_n;
   config.split_k = best->split_k;
+  if (config.split_k > 1) config.split_k_mode = split_k_mode;
   if (best->cluster) config.cluster_m = 2;
   const int64_t tiles =
       CeilDiv(problem.m, 128) * CeilDiv(problem.n, config.tile_n);
@@ -1243,10 +1278,14 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
       config.tile_n, tiles, best->estimate.waves, kSmCount));
   if (config.split_k > 1) {
     why.push_back(absl::StrFormat(
-        "split-K %d (serial): %d tiles leave SMs idle; %d splits of %d "
-        "k-steps make %d blocks, worth the serialized reduction of partials",
-        config.split_k, tiles, config.split_k, CeilDiv(k_tiles, config.split_k),
-        tiles * config.split_k));
+        "split-K %d (%s): %d tiles leave SMs idle; %d splits of %d "
+        "k-steps make %d blocks, worth the %s of partials",
+        config.split_k, SplitKModeName(config.split_k_mode), tiles,
+        config.split_k, CeilDiv(k_tiles, config.split_k),
+        tiles * config.split_k,
+        config.split_k_mode == SplitKMode::kTmaAtomic
+            ? "reduction"
+            : "serialized reduction"));
     config.split_k_skew = ChooseSplitSkew(problem, config);
     if (config.split_k_skew > 0) {
       why.push_back(absl::StrFormat(

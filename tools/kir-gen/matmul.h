@@ -107,9 +107,13 @@ absl::Status ValidateMatmul(const MatmulProblem& problem,
 int ChooseSplitSkew(const MatmulProblem& problem, const MatmulConfig& config);
 
 // The heuristic's configuration for `problem`; `explanation`, when not
-// null, receives one line per choice saying why.
+// null, receives one line per choice saying why. Where K is split, it is
+// split in `split_k_mode`: the tile is chosen as for the turn modes, and
+// for tma-atomic, whose partials reduce without taking turns, the split
+// count with that reduction's cost.
 MatmulConfig ChooseConfig(const MatmulProblem& problem,
-                          std::string* explanation = nullptr);
+                          std::string* explanation = nullptr,
+                          SplitKMode split_k_mode = SplitKMode::kSerial);
 
 // The kernel as .kir text with its `// run:` directives.
 absl::StatusOr<std::string> GenerateMatmul(const MatmulProblem& problem,
