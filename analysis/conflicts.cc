@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/static_values.h"
@@ -294,13 +295,31 @@ struct ConflictAnalysis::Impl {
   struct GroupsKey {
     std::vector<const Vec*> parts;  // owned by affine_cache, never erased
     ThreadBits among;
-    bool operator==(const GroupsKey& other) const {
-      return parts == other.parts && among == other.among;
+  };
+  // What GroupsOf looks up by, so that a hit copies nothing.
+  struct GroupsKeyView {
+    absl::Span<const Vec* const> parts;
+    const ThreadBits* among;
+  };
+  static GroupsKeyView ViewOf(const GroupsKey& key) {
+    return {key.parts, &key.among};
+  }
+  static GroupsKeyView ViewOf(const GroupsKeyView& key) { return key; }
+  struct GroupsHash {
+    using is_transparent = void;
+    template <typename K>
+    size_t operator()(const K& key) const {
+      const GroupsKeyView view = ViewOf(key);
+      return absl::Hash<std::pair<absl::Span<const Vec* const>, size_t>>()(
+          {view.parts, std::hash<ThreadBits>()(*view.among)});
     }
-    template <typename H>
-    friend H AbslHashValue(H hash, const GroupsKey& key) {
-      return H::combine(std::move(hash), key.parts,
-                        std::hash<ThreadBits>()(key.among));
+  };
+  struct GroupsEq {
+    using is_transparent = void;
+    template <typename K1, typename K2>
+    bool operator()(const K1& a, const K2& b) const {
+      const GroupsKeyView x = ViewOf(a), y = ViewOf(b);
+      return x.parts == y.parts && *x.among == *y.among;
     }
   };
   // ElectedWarp of each access asked about (the passes that keep this
@@ -311,14 +330,15 @@ struct ConflictAnalysis::Impl {
   static constexpr int8_t kUnknownWarp = -2;
   mutable std::vector<int8_t> elected_warps;
   // Node-based: GroupsOf hands out references that must survive inserts.
-  mutable absl::node_hash_map<GroupsKey, ThreadGroups> groups_cache;
+  mutable absl::node_hash_map<GroupsKey, ThreadGroups, GroupsHash, GroupsEq>
+      groups_cache;
 };
 
 const ConflictAnalysis::Impl::ThreadGroups& ConflictAnalysis::Impl::GroupsOf(
     const std::vector<const Vec*>& parts, const ThreadBits& among) const {
-  GroupsKey key{parts, among};
-  auto it = groups_cache.find(key);
+  auto it = groups_cache.find(GroupsKeyView{parts, &among});
   if (it != groups_cache.end()) return it->second;
+  GroupsKey key{parts, among};
   std::map<std::vector<int64_t>, ThreadGroup> groups;
   std::vector<int64_t> values(parts.size());
   for (int t = 0; t < num_threads; ++t) {

@@ -1859,8 +1859,7 @@ struct IncrementalOrdering::Impl {
     if (ignored.empty()) {
       return std::make_shared<const Findings>(Query(ignored, stop, any_only));
     }
-    std::pair<std::vector<const Op*>, bool> key(
-        std::vector<const Op*>(ignored.begin(), ignored.end()), stop);
+    AnswerKey key(IgnoredOps(ignored.begin(), ignored.end()), stop);
     auto kept = answers.find(key);
     if (kept != answers.end()) return kept->second;
     auto found =
@@ -2007,9 +2006,10 @@ struct IncrementalOrdering::Impl {
   // earlier op, by op; an op's is dropped when it changes.
   absl::flat_hash_map<const Op*, Transfer> transfers;
   // Answers to queries that ignore ops (Answer), by ignored ops and stop.
-  absl::flat_hash_map<std::pair<std::vector<const Op*>, bool>,
-                      std::shared_ptr<const Findings>>
-      answers;
+  // A pass ignores one op or two at a time: kept inline.
+  using IgnoredOps = absl::InlinedVector<const Op*, 2>;
+  using AnswerKey = std::pair<IgnoredOps, bool>;
+  absl::flat_hash_map<AnswerKey, std::shared_ptr<const Findings>> answers;
   bool nothing_to_find = false;
 };
 

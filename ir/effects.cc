@@ -2,10 +2,13 @@
 #include "ir/effects.h"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 #include "ir/check.h"
 
 // Every op kind must have an entry in FactsFor's switch: a missing one is a
@@ -389,20 +392,22 @@ int ElementBytes(const Value* buffer) {
   return 1;
 }
 
-// Fits `box` (innermost last) to a buffer of `rank` dimensions: pads with
-// leading 1s, or folds extra leading dimensions into the outermost kept one.
-std::vector<int64_t> FitBox(std::vector<int64_t> box, int rank) {
-  if (rank <= 0) return {};
-  int size = static_cast<int>(box.size());
-  if (size == rank) return box;
-  if (size < rank) {
-    std::vector<int64_t> fitted(rank - size, 1);
+// Fits `box` (innermost last) to a buffer of `rank` dimensions into
+// `fitted`: pads with leading 1s, or folds extra leading dimensions into the
+// outermost kept one. Without a heap allocation up to rank 4 (the passes
+// ask for every op's effects several times).
+void FitBox(absl::Span<const int64_t> box, int rank,
+            absl::InlinedVector<int64_t, 4>& fitted) {
+  fitted.clear();
+  if (rank <= 0) return;
+  const int size = static_cast<int>(box.size());
+  if (size <= rank) {
+    fitted.assign(rank - size, 1);
     fitted.insert(fitted.end(), box.begin(), box.end());
-    return fitted;
+    return;
   }
-  std::vector<int64_t> fitted(box.end() - rank, box.end());
+  fitted.assign(box.end() - rank, box.end());
   for (int i = 0; i < size - rank; ++i) fitted[0] *= box[i];
-  return fitted;
 }
 
 int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
@@ -454,14 +459,13 @@ class EffectBuilder {
   // Like Access, with a box; whole-buffer accesses keep no box.
   MemoryEffect* Box(int slot, AccessMode mode, Proxy proxy,
                     Completion completion, Distribution distribution,
-                    const std::vector<int64_t>& box) {
+                    absl::Span<const int64_t> box) {
     MemoryEffect* effect = Access(slot, mode, proxy, completion, distribution);
     if (effect != nullptr && !effect->whole_buffer) {
       int rank = effect->tensor_map != nullptr
                      ? static_cast<int>(effect->origin.size())
                      : RankOf(effect->buffer);
-      const std::vector<int64_t> fitted = FitBox(box, rank);
-      effect->extent.assign(fitted.begin(), fitted.end());
+      FitBox(box, rank, effect->extent);
     }
     return effect;
   }
@@ -484,18 +488,19 @@ void SetOrder(MemoryEffect* effect, MemoryOrder order, MemoryScope scope) {
   effect->scope = scope;
 }
 
-// The TMA box of the map operand in `slot`, or empty.
-std::vector<int64_t> MapBox(const Op& op, int slot) {
+// The TMA box of the map operand in `slot` (the type's own), or empty.
+absl::Span<const int64_t> MapBox(const Op& op, int slot) {
   if (slot >= op.num_operands() || op.operand(slot).value == nullptr) return {};
   const Type& type = op.operand(slot).value->type();
-  return type.is_tensor_map() ? type.box() : std::vector<int64_t>{};
+  if (!type.is_tensor_map()) return {};
+  return type.box();
 }
 
-std::vector<int64_t> MatrixBox(const Op& op) {
+std::array<int64_t, 2> MatrixBox(const Op& op) {
   int64_t count = op.count();
-  std::vector<int64_t> box = count == 1   ? std::vector<int64_t>{8, 8}
-                             : count == 2 ? std::vector<int64_t>{16, 8}
-                                          : std::vector<int64_t>{16, 16};
+  std::array<int64_t, 2> box = count == 1   ? std::array<int64_t, 2>{8, 8}
+                               : count == 2 ? std::array<int64_t, 2>{16, 8}
+                                            : std::array<int64_t, 2>{16, 16};
   if (op.trans()) std::swap(box[0], box[1]);
   return box;
 }
@@ -590,7 +595,7 @@ MemoryEffects MemoryEffectsOf(const Op& op) {
       break;
     case OpKind::kTmaLoad: {
       const bool multicast = op.multicast().has_value();
-      std::vector<int64_t> box = MapBox(op, 1);
+      const absl::Span<const int64_t> box = MapBox(op, 1);
       MemoryEffect* smem = builder.Box(0, M::kWrite, async,
                                        Completion::kMbarrier, D::kIssuer, box);
       if (smem != nullptr) smem->multicast = multicast;
@@ -605,7 +610,7 @@ MemoryEffects MemoryEffectsOf(const Op& op) {
     }
     case OpKind::kTmaStore:
     case OpKind::kTmaReduce: {
-      std::vector<int64_t> box = MapBox(op, 0);
+      const absl::Span<const int64_t> box = MapBox(op, 0);
       // A reduction reads the global values it combines with.
       builder.Box(0,
                   op.kind() == OpKind::kTmaReduce ? M::kReadWrite : M::kWrite,

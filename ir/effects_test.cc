@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
+#include "ir/testing/heap_count.h"
 #include "parser/parser.h"
 
 namespace kir {
@@ -512,6 +513,41 @@ TEST(EffectsTest, LoadIsReadOnlyButNotSideEffecting) {
   EXPECT_EQ(FactsOf(OpKind::kLdmatrix).exec, ExecClass::kWarpCollective);
   EXPECT_EQ(FactsOf(OpKind::kTmaStore).group, TokenKind::kBulk);
   EXPECT_EQ(FactsOf(OpKind::kTmaLoad).group, std::nullopt);
+}
+
+// The passes ask for every op's effects several times: an op with one
+// effect of rank at most 4 (a shared store or load, a TMA copy of a 2-D
+// box, an mbarrier arrive) gets them without a heap allocation. Each used
+// to cost three (the box argument and two copies while fitting it).
+TEST(EffectsTest, OneEffectOfSmallRankAllocatesNothing) {
+  if (!HeapCounting())
+    GTEST_SKIP() << "the sanitizers' allocator is not counted";
+  std::unique_ptr<Module> module = Parse(R"(
+kernel @k(%g: global f32[256, 64]) block(128) {
+  %tx = thread.id x : index
+  %c0 = const 0 : index
+  %f = const 1.0 : f32
+  %s = alloc.shared : shared f32[4, 128]
+  %bar = alloc.shared : shared mbarrier[1]
+  store %s[%c0, %tx], %f
+  %v = load %s[%c0, %tx] : f32
+  mbarrier.arrive %bar[%c0]
+})");
+  ASSERT_NE(module, nullptr);
+  // Once first: a table's one-time set-up is not what is bounded.
+  Walk(module->kernels[0]->body(),
+       [](const Op& op) { (void)MemoryEffectsOf(op); });
+  int ops_with_one_effect = 0;
+  Walk(module->kernels[0]->body(), [&](const Op& op) {
+    const int64_t before = HeapAllocations();
+    const MemoryEffects effects = MemoryEffectsOf(op);
+    const int64_t allocations = HeapAllocations() - before;
+    if (effects.size() == 1) {
+      ++ops_with_one_effect;
+      EXPECT_EQ(allocations, 0) << op.mnemonic();
+    }
+  });
+  EXPECT_EQ(ops_with_one_effect, 3);
 }
 
 }  // namespace

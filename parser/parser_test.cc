@@ -2,12 +2,9 @@
 // position, and robustness against hostile input.
 #include "parser/parser.h"
 
-#include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <new>
 #include <random>
 #include <set>
 #include <sstream>
@@ -18,36 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/equal.h"
+#include "ir/testing/heap_count.h"
 #include "parser/lexer.h"
 #include "printer/kir_printer.h"
-
-// Counts the heap allocations of this test binary, for the test that bounds
-// what parsing allocates per op. Not under the sanitizers, which bring
-// their own allocation functions (and there ops and values are not pooled).
-#ifndef KIR_SANITIZE
-namespace {
-std::atomic<int64_t> heap_allocations{0};
-}  // namespace
-
-void* operator new(size_t size) {
-  heap_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* memory = std::malloc(size == 0 ? 1 : size)) return memory;
-  throw std::bad_alloc();
-}
-void* operator new[](size_t size) { return ::operator new(size); }
-// GCC takes free() in a replacement operator delete for a mismatch.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-void operator delete(void* memory) noexcept { std::free(memory); }
-void operator delete[](void* memory) noexcept { std::free(memory); }
-void operator delete(void* memory, size_t) noexcept { std::free(memory); }
-void operator delete[](void* memory, size_t) noexcept { std::free(memory); }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#endif
 
 namespace kir {
 namespace {
@@ -611,9 +581,8 @@ INSTANTIATE_TEST_SUITE_P(MoreDiagnostics, ParserErrorTest,
 // buffer shape), not one per operand list and index list as it used to
 // (about two per op for this kernel).
 TEST(ParserTest, ParsingAllocatesLittlePerOp) {
-#ifdef KIR_SANITIZE
-  GTEST_SKIP() << "the sanitizers' allocator is not counted";
-#else
+  if (!HeapCounting())
+    GTEST_SKIP() << "the sanitizers' allocator is not counted";
   // The unit of tools/bench/gen.py: a guarded load, scale and store.
   std::string text =
       "kernel @k sizes(%N) (%x: global f32[%N], %y: global f32[%N], "
@@ -628,14 +597,13 @@ TEST(ParserTest, ParsingAllocatesLittlePerOp) {
                     "    store %y[%i", u, "], %w", u, "\n  }\n");
   }
   text += "}\n";
-  const int64_t before = heap_allocations.load();
+  const int64_t before = HeapAllocations();
   std::unique_ptr<Module> module = MustParse(text);
-  const int64_t allocations = heap_allocations.load() - before;
+  const int64_t allocations = HeapAllocations() - before;
   ASSERT_EQ(module->kernels.size(), 1u);
   const int ops = 2 + 6 * kUnits;
   EXPECT_LT(allocations, ops / 2)
       << allocations << " allocations for " << ops << " ops";
-#endif
 }
 
 TEST(ParserErrorRenderingTest, ShowsTheLineCaretAndNotes) {
