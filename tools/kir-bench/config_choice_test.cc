@@ -2,7 +2,6 @@
 
 #include <memory>
 #include <string>
-#include <utility>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -89,12 +88,18 @@ TEST(ConfigChoice,
                                 "'nonsense'"));
 }
 
-// --split-k-mode: the heuristic's split configurations take the mode (and
-// its skew: none for tma-atomic, the turn modes' for tma-serial); the
-// CSV's and an unsplit problem's stay as they are.
+// --split-k-mode: the heuristic's split configurations are its choice for
+// the mode (tma-atomic: 128x256 tiles in 8 splits, even; tma-serial: the
+// turn modes' 128x128 in 4, skewed); the CSV's and an unsplit problem's
+// stay as they are.
 TEST(ConfigChoice, SplitKModeChangesOnlyTheHeuristicsSplitConfigurations) {
-  for (const auto& [mode, skew] : {std::pair{gen::SplitKMode::kTmaAtomic, 0},
-                                   std::pair{gen::SplitKMode::kTmaSerial, 4}}) {
+  struct Expected {
+    gen::SplitKMode mode;
+    int split, skew;
+  };
+  for (const auto& [mode, split, skew] :
+       {Expected{gen::SplitKMode::kTmaAtomic, 8, 0},
+        Expected{gen::SplitKMode::kTmaSerial, 4, 4}}) {
     ProblemList list = ParseProblemsCsv(
         File("bench.csv",
              "m,n,k,config\n"
@@ -103,7 +108,7 @@ TEST(ConfigChoice, SplitKModeChangesOnlyTheHeuristicsSplitConfigurations) {
              "512,1024,32768,128x128x64 s7 splitk=4/serial skew=2\n"));
     const std::vector<ChosenConfig> chosen = ChooseConfigs(list, nullptr, mode);
     ASSERT_EQ(chosen.size(), 3u);
-    EXPECT_EQ(chosen[0].config.split_k, 4);
+    EXPECT_EQ(chosen[0].config.split_k, split);
     EXPECT_EQ(chosen[0].config.split_k_mode, mode);
     EXPECT_EQ(chosen[0].config.split_k_skew, skew);
     EXPECT_EQ(chosen[1].config.split_k, 1);

@@ -1239,25 +1239,36 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
       best = &candidate;
     }
   }
-  // tma-atomic: the split count again, with its cheaper reduction, for the
-  // tile the turn modes' costs chose. Choosing the tile with it too took
-  // 128x256 in 4 splits on 128x8192x8192 (a load-bound shape the model
-  // does not see), 87% of cuBLASLt against 97% for 128x128 in 2.
+  // tma-atomic: the candidates again with its cheaper reduction. Where the
+  // problem is bound by loading its operands (fewer than about 200 flops
+  // per byte of A and B read once: the H200's ridge, 990 TFLOP/s over
+  // 4.8 TB/s, and under the H100's), the model, which counts wgmma work,
+  // cannot tell tiles apart: there only the split count is chosen again,
+  // for the tile the turn modes' costs chose. Measured with tma-atomic:
+  // 128x8192x8192 (126 flops per byte) with 128x256 tiles in 4 splits
+  // 87% of cuBLASLt, 128x128 in 2 97%; 512x1024x32768 (341) with 128x256
+  // in 8 splits 100.3-102.2%, 128x128 in 4 98.0-98.7% (three pairs in one
+  // run); 1024x1024x16384 (512) with 128x256 in 4 splits 101.1-101.8%,
+  // 128x128 in 2 100.8-101.3%.
   const Candidate* turn_best = best;
   if (split_k_mode == SplitKMode::kTmaAtomic) {
+    const double flops = 2.0 * problem.m * problem.n * problem.k;
+    const double operand_bytes =
+        1.0 * (problem.m + problem.n) * problem.k * BytesOf(problem.dtype);
+    const bool load_bound = flops < 200.0 * operand_bytes;
+    auto considered = [&](const Candidate& candidate) {
+      return !load_bound || (candidate.tile_n == turn_best->tile_n &&
+                             candidate.cluster == turn_best->cluster);
+    };
     for (Candidate& candidate : candidates) {
-      if (candidate.tile_n != turn_best->tile_n ||
-          candidate.cluster != turn_best->cluster)
-        continue;
+      if (!considered(candidate)) continue;
       candidate.estimate =
           EstimateTime(problem, 128, candidate.tile_n, candidate.split_k,
                        candidate.cluster, SplitKMode::kTmaAtomic);
     }
     const Candidate* atomic_best = nullptr;
     for (const Candidate& candidate : candidates) {
-      if (candidate.tile_n != turn_best->tile_n ||
-          candidate.cluster != turn_best->cluster)
-        continue;
+      if (!considered(candidate)) continue;
       if (atomic_best == nullptr ||
           candidate.estimate.cost < atomic_best->estimate.cost * 0.999)
         atomic_best = &candidate;

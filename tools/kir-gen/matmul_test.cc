@@ -309,18 +309,20 @@ TEST(ChooseConfig, LargeShapesArePersistentSmallOnesSplitK) {
   EXPECT_GE(wave.stages, 4);
 }
 
-// tma-atomic's partials reduce without turns: the heuristic keeps the turn
-// modes' tile and splits K further where more splits still fit one wave
-// (256x256x65536: 16 splits of 128x64 tiles, 128 blocks, against the turn
-// modes' 10), with no skew; the other target shapes keep their split.
+// tma-atomic's partials reduce without turns: the heuristic splits K
+// further where more splits still fit one wave, with no skew. On
+// load-bound shapes it keeps the turn modes' tile (256x256x65536: 16
+// splits of 128x64 tiles, 128 blocks, against the turn modes' 10); on
+// the others it takes wider tiles in more splits (512x1024x32768 and
+// 1024x1024x16384: 128x256).
 TEST(ChooseConfig, TmaAtomicSplitsWithoutTurns) {
   const std::pair<std::vector<int64_t>, std::string> expected[] = {
       {{256, 256, 65536},
        "128x64x64 s8 ws coop wg2 c1x1 r8 epi=reuse "
        "splitk=16/tma-atomic"},
       {{512, 1024, 32768},
-       "128x128x64 s7 ws coop wg2 c1x1 r8 epi=reuse "
-       "splitk=4/tma-atomic"},
+       "128x256x64 s4 ws coop wg2 c1x1 r8 epi=reuse "
+       "splitk=8/tma-atomic"},
       {{128, 8192, 8192},
        "128x128x64 s7 ws coop wg2 c1x1 r8 epi=reuse "
        "splitk=2/tma-atomic"},
@@ -328,8 +330,8 @@ TEST(ChooseConfig, TmaAtomicSplitsWithoutTurns) {
        "128x64x64 s8 ws coop wg2 c1x1 r8 epi=reuse "
        "splitk=8/tma-atomic"},
       {{1024, 1024, 16384},
-       "128x128x64 s7 ws coop wg2 c1x1 r8 epi=reuse "
-       "splitk=2/tma-atomic"},
+       "128x256x64 s4 ws coop wg2 c1x1 r8 epi=reuse "
+       "splitk=4/tma-atomic"},
       {{4096, 4096, 4096}, "128x256x64 s4 ws coop wg2 c1x1 r8 epi=dedicated"},
   };
   for (const auto& [shape, config] : expected) {
@@ -340,6 +342,13 @@ TEST(ChooseConfig, TmaAtomicSplitsWithoutTurns) {
     EXPECT_EQ(DescribeConfig(chosen), config) << why;
     EXPECT_TRUE(ValidateMatmul(problem, chosen).ok());
     if (chosen.split_k > 1) EXPECT_THAT(why, HasSubstr("(tma-atomic)"));
+  }
+  // Every shape of llm.csv gets a configuration that can be generated.
+  for (const auto& shape : LlmShapes()) {
+    const MatmulProblem problem = Problem(shape[0], shape[1], shape[2]);
+    const MatmulConfig chosen =
+        ChooseConfig(problem, nullptr, SplitKMode::kTmaAtomic);
+    EXPECT_TRUE(ValidateMatmul(problem, chosen).ok()) << DescribeConfig(chosen);
   }
   // The turn modes' choice is unchanged by the mode they take turns in.
   EXPECT_EQ(DescribeConfig(ChooseConfig(Problem(256, 256, 65536), nullptr,
