@@ -895,7 +895,10 @@ Estimate EstimateTime(const MatmulProblem& problem, int tile_m, int tile_n,
   // A turn of the serial reduction (wait for the previous split, read, add
   // and write an f32 tile, release) is latency-bound: about 3 k-steps plus
   // 2 per 128x256 of tile (fitted to 256x256x65536 with 8 and 16 splits
-  // and 512x1024x32768 with 4 and 8).
+  // and 512x1024x32768 with 4 and 8), less where skewed splits hide the
+  // turns behind later mainloops: 2.5 (256x256x65536 with 12 splits and
+  // skew 6 to 8 ran serial at 89-92% of cuBLASLt, 10 splits with skew 8
+  // at 84-86%).
   // tma-atomic's partials reduce in L2 while later splits still compute,
   // and no split waits for another: about half a k-step per split plus
   // half per 128x256 of tile (256x256x65536 with 128x64 tiles measured at
@@ -903,7 +906,7 @@ Estimate EstimateTime(const MatmulProblem& problem, int tile_m, int tile_n,
   if (split_k > 1) {
     estimate.cost += mode == SplitKMode::kTmaAtomic
                          ? split_k * (0.5 + 0.5 * area)
-                         : split_k * (3.0 + 2.0 * area);
+                         : split_k * (2.5 + 2.0 * area);
   }
   return estimate;
 }

@@ -243,10 +243,10 @@ TEST(ChooseSplitSkew, TurnModesOnly) {
   const MatmulProblem problem = Problem(256, 256, 65536);
   MatmulConfig config = ChooseConfig(problem);
   EXPECT_EQ(DescribeConfig(config),
-            "128x64x64 s8 ws coop wg2 c1x1 r8 epi=reuse splitk=10/serial "
-            "skew=8");
+            "128x64x64 s8 ws coop wg2 c1x1 r8 epi=reuse splitk=12/serial "
+            "skew=7");
   config.split_k_mode = SplitKMode::kTmaSerial;
-  EXPECT_EQ(ChooseSplitSkew(problem, config), 8);
+  EXPECT_EQ(ChooseSplitSkew(problem, config), 7);
   for (SplitKMode mode :
        {SplitKMode::kTmaAtomic, SplitKMode::kGather, SplitKMode::kCluster}) {
     config.split_k_mode = mode;
@@ -353,8 +353,8 @@ TEST(ChooseConfig, TmaAtomicSplitsWithoutTurns) {
   // The turn modes' choice is unchanged by the mode they take turns in.
   EXPECT_EQ(DescribeConfig(ChooseConfig(Problem(256, 256, 65536), nullptr,
                                         SplitKMode::kTmaSerial)),
-            "128x64x64 s8 ws coop wg2 c1x1 r8 epi=reuse splitk=10/tma-serial "
-            "skew=8");
+            "128x64x64 s8 ws coop wg2 c1x1 r8 epi=reuse splitk=12/tma-serial "
+            "skew=7");
 }
 
 TEST(DescribeConfig, NamesEverySetting) {
