@@ -902,7 +902,8 @@ Estimate EstimateTime(const MatmulProblem& problem, int tile_m, int tile_n,
   // tma-atomic's partials reduce in L2 while later splits still compute,
   // and no split waits for another: about half a k-step per split plus
   // half per 128x256 of tile (256x256x65536 with 128x64 tiles measured at
-  // 112-116% of cuBLASLt in 16 splits, 95-99% in the turn modes' 10).
+  // 112-116% of cuBLASLt in 16 splits, 95-99% in 10, the turn modes' split
+  // then).
   if (split_k > 1) {
     estimate.cost += mode == SplitKMode::kTmaAtomic
                          ? split_k * (0.5 + 0.5 * area)

@@ -312,7 +312,7 @@ TEST(ChooseConfig, LargeShapesArePersistentSmallOnesSplitK) {
 // tma-atomic's partials reduce without turns: the heuristic splits K
 // further where more splits still fit one wave, with no skew. On
 // load-bound shapes it keeps the turn modes' tile (256x256x65536: 16
-// splits of 128x64 tiles, 128 blocks, against the turn modes' 10); on
+// splits of 128x64 tiles, 128 blocks, against the turn modes' 12); on
 // the others it takes wider tiles in more splits (512x1024x32768 and
 // 1024x1024x16384: 128x256).
 TEST(ChooseConfig, TmaAtomicSplitsWithoutTurns) {
