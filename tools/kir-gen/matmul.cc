@@ -1254,12 +1254,12 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
   // in 8 splits 100.3-102.2%, 128x128 in 4 98.0-98.7% (three pairs in one
   // run); 1024x1024x16384 (512) with 128x256 in 4 splits 101.1-101.8%,
   // 128x128 in 2 100.8-101.3%.
+  const double flops = 2.0 * problem.m * problem.n * problem.k;
+  const double operand_bytes =
+      1.0 * (problem.m + problem.n) * problem.k * BytesOf(problem.dtype);
+  const bool load_bound = flops < 200.0 * operand_bytes;
   const Candidate* turn_best = best;
   if (split_k_mode == SplitKMode::kTmaAtomic) {
-    const double flops = 2.0 * problem.m * problem.n * problem.k;
-    const double operand_bytes =
-        1.0 * (problem.m + problem.n) * problem.k * BytesOf(problem.dtype);
-    const bool load_bound = flops < 200.0 * operand_bytes;
     auto considered = [&](const Candidate& candidate) {
       return !load_bound || (candidate.tile_n == turn_best->tile_n &&
                              candidate.cluster == turn_best->cluster);
@@ -1279,6 +1279,29 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
     }
     best = atomic_best;
   }
+  // A load-bound problem whose unsplit tiles fill one wave (at least 90%
+  // of the SMs) is not split, in any mode: its time is that of loading B
+  // once, which a split does not shorten, and the hand-over of partials
+  // adds to it. The model's tile efficiencies, which count wgmma and
+  // shared-memory work, put such narrow tiles behind a split of wider
+  // ones. Measured on the H200 (testdata/bench/splitk_8192_pairs.csv, four
+  // pairs in one run): 128x8192x8192 with 128x64 tiles unsplit took
+  // 0.0465-0.0484 ms, 128x128 tiles in 2 splits 0.0482-0.0522 ms (serial,
+  // skewed) and 0.0478-0.0504 ms (tma-atomic).
+  bool fills_without_split = false;
+  if (load_bound && best->split_k > 1) {
+    for (const Candidate& candidate : candidates) {
+      if (candidate.split_k != 1 || candidate.cluster ||
+          candidate.estimate.blocks > kSmCount ||
+          10 * candidate.estimate.blocks < 9 * kSmCount) {
+        continue;
+      }
+      // The widest such tile (the candidates go from wide to narrow).
+      best = &candidate;
+      fills_without_split = true;
+      break;
+    }
+  }
   config.tile_m = 128;
   config.tile_n = best->tile_n;
   config.split_k = best->split_k;
@@ -1286,11 +1309,20 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
   if (best->cluster) config.cluster_m = 2;
   const int64_t tiles =
       CeilDiv(problem.m, 128) * CeilDiv(problem.n, config.tile_n);
-  why.push_back(absl::StrFormat(
-      "tile 128x%dx64: %d tiles, %d wave(s) of %d SMs; the least modelled "
-      "time (wave count x k-steps / tile efficiency) of 128x256, 128x192, "
-      "128x128 and 128x64",
-      config.tile_n, tiles, best->estimate.waves, kSmCount));
+  if (fills_without_split) {
+    why.push_back(absl::StrFormat(
+        "tile 128x%dx64: %d tiles, %d wave(s) of %d SMs; the widest tile "
+        "whose grid fills one wave without a split, since the problem is "
+        "load-bound (%.0f flops per byte of A and B, under 200)",
+        config.tile_n, tiles, best->estimate.waves, kSmCount,
+        flops / operand_bytes));
+  } else {
+    why.push_back(absl::StrFormat(
+        "tile 128x%dx64: %d tiles, %d wave(s) of %d SMs; the least modelled "
+        "time (wave count x k-steps / tile efficiency) of 128x256, 128x192, "
+        "128x128 and 128x64",
+        config.tile_n, tiles, best->estimate.waves, kSmCount));
+  }
   if (config.split_k > 1) {
     why.push_back(absl::StrFormat(
         "split-K %d (%s): %d tiles leave SMs idle; %d splits of %d "
@@ -1311,10 +1343,13 @@ MatmulConfig ChooseConfig(const MatmulProblem& problem,
     }
   } else {
     why.push_back(absl::StrFormat(
-        "no split-K: %s", tiles >= kSmCount
-                              ? "the tiles fill every SM"
-                              : "splitting K costs more (serialized partial "
-                                "reductions, short k loops) than it gains"));
+        "no split-K: %s",
+        fills_without_split
+            ? "a split would not shorten the loads of a load-bound "
+              "problem and would add the hand-over of partials"
+        : tiles >= kSmCount ? "the tiles fill every SM"
+                            : "splitting K costs more (serialized partial "
+                              "reductions, short k loops) than it gains"));
   }
   // Epilogue, and with it the grid.
   if (config.split_k > 1) {

@@ -323,9 +323,7 @@ TEST(ChooseConfig, TmaAtomicSplitsWithoutTurns) {
       {{512, 1024, 32768},
        "128x256x64 s4 ws coop wg2 c1x1 r8 epi=reuse "
        "splitk=8/tma-atomic"},
-      {{128, 8192, 8192},
-       "128x128x64 s7 ws coop wg2 c1x1 r8 epi=reuse "
-       "splitk=2/tma-atomic"},
+      {{128, 8192, 8192}, "128x64x64 s8 ws coop wg2 c1x1 r8 epi=reuse"},
       {{128, 1024, 65536},
        "128x64x64 s8 ws coop wg2 c1x1 r8 epi=reuse "
        "splitk=8/tma-atomic"},
@@ -355,6 +353,30 @@ TEST(ChooseConfig, TmaAtomicSplitsWithoutTurns) {
                                         SplitKMode::kTmaSerial)),
             "128x64x64 s8 ws coop wg2 c1x1 r8 epi=reuse splitk=12/tma-serial "
             "skew=7");
+}
+
+// A load-bound problem whose unsplit tiles fill a wave is not split, in
+// any mode: 128x8192x8192 (126 flops per operand byte) takes 128 tiles of
+// 128x64, where the model alone would split 128x128 tiles in two. A
+// load-bound problem whose tiles cannot fill a wave is still split, and
+// so is one with enough flops per byte.
+TEST(ChooseConfig, LoadBoundProblemThatFillsAWaveIsNotSplit) {
+  for (SplitKMode mode :
+       {SplitKMode::kSerial, SplitKMode::kTmaSerial, SplitKMode::kTmaAtomic}) {
+    std::string why;
+    const MatmulConfig config =
+        ChooseConfig(Problem(128, 8192, 8192), &why, mode);
+    EXPECT_EQ(DescribeConfig(config),
+              "128x64x64 s8 ws coop wg2 c1x1 r8 epi=reuse")
+        << why;
+    EXPECT_THAT(why, HasSubstr("load-bound (126 flops per byte"));
+    EXPECT_THAT(why, HasSubstr("no split-K: a split would not shorten"));
+  }
+  // 64 tiles of 128x64 leave half the SMs idle: split.
+  EXPECT_GT(ChooseConfig(Problem(128, 4096, 16384)).split_k, 1);
+  EXPECT_GT(ChooseConfig(Problem(128, 1024, 65536)).split_k, 1);
+  // 512x1024x32768 has 341 flops per byte: the model decides.
+  EXPECT_EQ(ChooseConfig(Problem(512, 1024, 32768)).split_k, 4);
 }
 
 TEST(DescribeConfig, NamesEverySetting) {
