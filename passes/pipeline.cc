@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -378,21 +379,63 @@ absl::StatusOr<std::string> WriteReproducer(const PipelineRunOptions& options,
   return path;
 }
 
+// The IR pass `failed` of `pipeline` got, rebuilt: the passes before it run
+// again on options.rebuild_input(). `fails_again` tells whether the pass
+// (and the checks after it) then fail again, which they do unless
+// something in the pipeline depends on more than its input.
+absl::StatusOr<std::string> RebuildInputOf(const Pipeline& pipeline,
+                                           size_t failed,
+                                           const PipelineRunOptions& options,
+                                           bool& fails_again) {
+  absl::StatusOr<std::unique_ptr<Module>> module = options.rebuild_input();
+  if (!module.ok()) return module.status();
+  PipelineRunOptions replay;
+  replay.verify_each = options.verify_each;
+  replay.verify_analyses = options.verify_analyses;
+  replay.write_reproducer = false;
+  std::ostringstream discarded;
+  const Pipeline before(pipeline.begin(), pipeline.begin() + failed);
+  if (!RunPipeline(**module, before, replay, discarded).ok()) {
+    return absl::InternalError(
+        "no reproducer: the passes before the failing one failed when run "
+        "again on the input");
+  }
+  PrintOptions print;
+  print.provenance = true;
+  std::string ir = PrintModule(**module, print);
+  fails_again =
+      !RunPipeline(**module, {pipeline[failed]}, replay, discarded).ok();
+  return ir;
+}
+
 // The failure status: the diagnostics, then what failed, then where the
-// reproducer is. The added lines have no `file:line:col:` so that
-// --verify-diagnostics does not take them for diagnostics.
+// reproducer is. `ir_before`: the input of pass `failed`, when it was
+// printed before the pass ran. The added lines have no `file:line:col:` so
+// that --verify-diagnostics does not take them for diagnostics.
 absl::Status PipelineFailure(const absl::Status& status, absl::string_view what,
                              const PipelineRunOptions& options,
                              const std::string& ir_before,
-                             const PipelineEntry& entry) {
+                             const Pipeline& pipeline, size_t failed) {
   std::string message = absl::StrCat(status.message(), "\nerror: ", what);
   if (options.write_reproducer) {
+    const PipelineEntry& entry = pipeline[failed];
+    bool fails_again = true;
+    absl::StatusOr<std::string> ir =
+        options.rebuild_input
+            ? RebuildInputOf(pipeline, failed, options, fails_again)
+            : ir_before;
     absl::StatusOr<std::string> path =
-        WriteReproducer(options, ir_before, entry);
+        ir.ok() ? WriteReproducer(options, *ir, entry) : ir.status();
     if (path.ok()) {
       absl::StrAppend(&message, "\nnote: reproducer written to ", *path,
                       "; run: kir-opt ", *path, " --pipeline='",
                       entry.ToString(), "'");
+      if (!fails_again) {
+        absl::StrAppend(&message,
+                        "\nnote: the pass did not fail again on its input "
+                        "rebuilt from the source, so the reproducer may not "
+                        "reproduce");
+      }
     } else {
       absl::StrAppend(&message, "\nnote: ", path.status().message());
     }
@@ -438,7 +481,9 @@ absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
   for (size_t p = 0; p < pipeline.size(); ++p) {
     const PipelineEntry& entry = pipeline[p];
     const std::string ir_before =
-        options.write_reproducer ? PrintModule(module, reproducer_print) : "";
+        options.write_reproducer && !options.rebuild_input
+            ? PrintModule(module, reproducer_print)
+            : "";
     for (size_t k = 0; k < module.kernels.size(); ++k) {
       Kernel* kernel = module.kernels[k].get();
       AnalysisManager& manager = *analyses[k];
@@ -457,7 +502,7 @@ absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
             status,
             absl::StrCat("pass '", entry.ToString(), "' failed on kernel @",
                          kernel->name()),
-            options, ir_before, entry);
+            options, ir_before, pipeline, p);
       }
       if (options.verify_analyses) {
         status = manager.VerifyCached();
@@ -468,7 +513,7 @@ absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
                                               "' left a stale analysis of "
                                               "kernel @",
                                               kernel->name()),
-                                 options, ir_before, entry);
+                                 options, ir_before, pipeline, p);
         }
       }
       if (options.verify_each) {
@@ -482,7 +527,7 @@ absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
                                  absl::StrCat("kernel @", kernel->name(),
                                               " does not verify after pass '",
                                               entry.ToString(), "'"),
-                                 options, ir_before, entry);
+                                 options, ir_before, pipeline, p);
         }
       }
       if (options.print_changed) {

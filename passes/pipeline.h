@@ -4,6 +4,8 @@
 #ifndef KIR_PASSES_PIPELINE_H_
 #define KIR_PASSES_PIPELINE_H_
 
+#include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -66,6 +68,13 @@ struct PipelineRunOptions {
   // (else /tmp) when it is empty.
   bool write_reproducer = true;
   std::string reproducer_path;
+  // Builds the module again as the pipeline got it (a parse of the same
+  // source). With it, the reproducer costs nothing until a pass fails: its
+  // input is rebuilt then, by running the passes before it again on this
+  // module (passes are deterministic). Without it, the IR is printed
+  // before every pass in case that pass fails, which costs a print of the
+  // module per pass.
+  std::function<absl::StatusOr<std::unique_ptr<Module>>()> rebuild_input;
 };
 
 // Runs each pass over each kernel of `module` in order. IR dumps, diffs and

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "analysis/ordering.h"
 #include "analysis/ordering_test_helpers.h"
 #include "gtest/gtest.h"
@@ -304,6 +305,98 @@ TEST(RunPipelineTest, PassFailureWritesARunnableReproducer) {
   EXPECT_NE(again.message().find("test-fail: failing at 'store'"),
             absl::string_view::npos);
   EXPECT_EQ(again.message().find("reproducer"), absl::string_view::npos);
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream contents;
+  contents << file.rdbuf();
+  return contents.str();
+}
+
+// A reproducer rebuilt from the source when the pass fails is the one
+// printed before the pass: on every unlowered example, after the whole
+// default pipeline (whose passes must then be deterministic).
+TEST(RunPipelineTest, RebuiltReproducerEqualsThePrintedOne) {
+  for (const char* name : {"epilogue", "multicast_gemm", "pingpong_gemm",
+                           "splitk_gemm", "transpose", "ws_gemm"}) {
+    SCOPED_TRACE(name);
+    const std::string text = ReadWholeFile(
+        absl::StrCat(KIR_TESTDATA_DIR, "/examples/", name, ".kir"));
+    ASSERT_FALSE(text.empty());
+    const Pipeline pipeline = MustParse("default,test-fail{op=const}");
+    std::ostringstream log;
+    PipelineRunOptions printed;
+    printed.reproducer_path =
+        absl::StrCat(::testing::TempDir(), "/printed_", name, ".kir");
+    std::unique_ptr<Module> module = Parse(text);
+    ASSERT_NE(module, nullptr);
+    ASSERT_FALSE(RunPipeline(*module, pipeline, printed, log).ok());
+
+    PipelineRunOptions rebuilt = printed;
+    rebuilt.reproducer_path =
+        absl::StrCat(::testing::TempDir(), "/rebuilt_", name, ".kir");
+    int rebuilds = 0;
+    rebuilt.rebuild_input = [&]() {
+      ++rebuilds;
+      return ParseModuleString(text);
+    };
+    module = Parse(text);
+    absl::Status status = RunPipeline(*module, pipeline, rebuilt, log);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(rebuilds, 1);
+    EXPECT_NE(status.message().find("reproducer written to " +
+                                    rebuilt.reproducer_path),
+              absl::string_view::npos)
+        << status.message();
+    EXPECT_EQ(status.message().find("may not reproduce"),
+              absl::string_view::npos)
+        << status.message();
+    const std::string expected = ReadWholeFile(printed.reproducer_path);
+    EXPECT_EQ(expected.rfind("// kir-opt reproducer: run with "
+                             "--pipeline='test-fail{op=const}'\n",
+                             0),
+              0u);
+    EXPECT_EQ(ReadWholeFile(rebuilt.reproducer_path), expected);
+  }
+}
+
+// A pass that does not fail again on the rebuilt input (here: the rebuild
+// is another kernel) is reported: that reproducer would not reproduce.
+TEST(RunPipelineTest, RebuiltReproducerThatPassesIsFlagged) {
+  std::unique_ptr<Module> module = Parse(kKernel);
+  PipelineRunOptions options;
+  options.reproducer_path = ::testing::TempDir() + "/flagged_repro.kir";
+  options.rebuild_input = [] {
+    return ParseModuleString("kernel @k(%out: global i32[4]) block(32) {\n}\n");
+  };
+  std::ostringstream log;
+  absl::Status status = RunPipeline(
+      *module, MustParse("canonicalize,test-fail{op=store}"), options, log);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find(
+                "note: the pass did not fail again on its input rebuilt from "
+                "the source, so the reproducer may not reproduce"),
+            absl::string_view::npos)
+      << status.message();
+}
+
+// A rebuild that fails leaves no reproducer, and says why.
+TEST(RunPipelineTest, FailedRebuildIsReported) {
+  std::unique_ptr<Module> module = Parse(kKernel);
+  PipelineRunOptions options;
+  options.rebuild_input = []() -> absl::StatusOr<std::unique_ptr<Module>> {
+    return absl::UnavailableError("the source is gone");
+  };
+  std::ostringstream log;
+  absl::Status status =
+      RunPipeline(*module, MustParse("test-fail{op=store}"), options, log);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("note: the source is gone"),
+            absl::string_view::npos)
+      << status.message();
+  EXPECT_EQ(status.message().find("reproducer written"),
+            absl::string_view::npos);
 }
 
 TEST(RunPipelineTest, VerifyEachCatchesBrokenIrUnlessDisabled) {

@@ -1,5 +1,6 @@
 #include "tools/compile/compile.h"
 
+#include <sstream>
 #include <utility>
 
 #include "analysis/verifier.h"
@@ -34,6 +35,11 @@ absl::StatusOr<Compilation> Lower(
   }
   PipelineRunOptions run = options.run;
   run.verify_each = run.verify_each && options.verify;
+  // A reproducer is rebuilt from the source only when a pass fails, rather
+  // than printed before every pass.
+  if (run.write_reproducer && !run.rebuild_input) {
+    run.rebuild_input = [source] { return ParseModule(source); };
+  }
   bool ran = false;
   if (!options.pipeline.empty()) {
     ran = true;
@@ -46,7 +52,28 @@ absl::StatusOr<Compilation> Lower(
   if (options.place_shared && HasUnplacedShared(*compilation.module)) {
     absl::StatusOr<Pipeline> layout = ParsePipeline(kSharedLayoutPass);
     KIR_CHECK(layout.ok()) << layout.status();
-    if (absl::Status s = RunPipeline(*compilation.module, *layout, run, log);
+    PipelineRunOptions layout_run = run;
+    if (run.rebuild_input) {
+      // The layout's input is the pipeline's output.
+      layout_run.rebuild_input =
+          [rebuild = run.rebuild_input, pipeline = options.pipeline,
+           verify_each =
+               run.verify_each]() -> absl::StatusOr<std::unique_ptr<Module>> {
+        absl::StatusOr<std::unique_ptr<Module>> module = rebuild();
+        if (!module.ok()) return module.status();
+        PipelineRunOptions replay;
+        replay.verify_each = verify_each;
+        replay.write_reproducer = false;
+        std::ostringstream discarded;
+        if (absl::Status s = RunPipeline(**module, pipeline, replay, discarded);
+            !s.ok()) {
+          return s;
+        }
+        return module;
+      };
+    }
+    if (absl::Status s =
+            RunPipeline(*compilation.module, *layout, layout_run, log);
         !s.ok()) {
       return s;
     }
