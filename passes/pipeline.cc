@@ -379,32 +379,33 @@ absl::StatusOr<std::string> WriteReproducer(const PipelineRunOptions& options,
   return path;
 }
 
-// The IR pass `failed` of `pipeline` got, rebuilt: the passes before it run
-// again on options.rebuild_input(). `fails_again` tells whether the pass
-// (and the checks after it) then fail again, which they do unless
-// something in the pipeline depends on more than its input.
-absl::StatusOr<std::string> RebuildInputOf(const Pipeline& pipeline,
-                                           size_t failed,
-                                           const PipelineRunOptions& options,
-                                           bool& fails_again) {
-  absl::StatusOr<std::unique_ptr<Module>> module = options.rebuild_input();
-  if (!module.ok()) return module.status();
+// What a replay runs with: the same checks, no output, no reproducer.
+PipelineRunOptions ReplayOptions(const PipelineRunOptions& options) {
   PipelineRunOptions replay;
   replay.verify_each = options.verify_each;
   replay.verify_analyses = options.verify_analyses;
   replay.write_reproducer = false;
-  std::ostringstream discarded;
-  const Pipeline before(pipeline.begin(), pipeline.begin() + failed);
-  if (!RunPipeline(**module, before, replay, discarded).ok()) {
-    return absl::InternalError(
-        "no reproducer: the passes before the failing one failed when run "
-        "again on the input");
-  }
+  return replay;
+}
+
+// The IR pass `failed` of `pipeline` got, rebuilt (RebuildBefore).
+// `fails_again` tells whether the pass (and the checks after it) then fail
+// again, which they do unless something in the pipeline depends on more
+// than its input.
+absl::StatusOr<std::string> RebuildInputOf(const Pipeline& pipeline,
+                                           size_t failed,
+                                           const PipelineRunOptions& options,
+                                           bool& fails_again) {
+  absl::StatusOr<std::unique_ptr<Module>> module =
+      RebuildBefore(pipeline, failed, options);
+  if (!module.ok()) return module.status();
   PrintOptions print;
   print.provenance = true;
   std::string ir = PrintModule(**module, print);
-  fails_again =
-      !RunPipeline(**module, {pipeline[failed]}, replay, discarded).ok();
+  std::ostringstream discarded;
+  fails_again = !RunPipeline(**module, {pipeline[failed]},
+                             ReplayOptions(options), discarded)
+                     .ok();
   return ir;
 }
 
@@ -444,6 +445,21 @@ absl::Status PipelineFailure(const absl::Status& status, absl::string_view what,
 }
 
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<Module>> RebuildBefore(
+    const Pipeline& pipeline, size_t end, const PipelineRunOptions& options) {
+  KIR_CHECK(options.rebuild_input) << "nothing to rebuild the input with";
+  absl::StatusOr<std::unique_ptr<Module>> module = options.rebuild_input();
+  if (!module.ok()) return module.status();
+  std::ostringstream discarded;
+  const Pipeline before(pipeline.begin(), pipeline.begin() + end);
+  if (!RunPipeline(**module, before, ReplayOptions(options), discarded).ok()) {
+    return absl::InternalError(
+        "no reproducer: the passes before the failing one failed when run "
+        "again on the input");
+  }
+  return module;
+}
 
 absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
                          const PipelineRunOptions& options, std::ostream& log) {

@@ -84,6 +84,12 @@ struct PipelineRunOptions {
 absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
                          const PipelineRunOptions& options, std::ostream& log);
 
+// The module options.rebuild_input() builds, with the first `end` passes of
+// `pipeline` run on it again (checked as `options` asks, printing nothing):
+// the input of pass `end`. Needs rebuild_input.
+absl::StatusOr<std::unique_ptr<Module>> RebuildBefore(
+    const Pipeline& pipeline, size_t end, const PipelineRunOptions& options);
+
 }  // namespace kir
 
 #endif  // KIR_PASSES_PIPELINE_H_

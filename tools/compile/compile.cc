@@ -1,6 +1,5 @@
 #include "tools/compile/compile.h"
 
-#include <sstream>
 #include <utility>
 
 #include "analysis/verifier.h"
@@ -55,21 +54,8 @@ absl::StatusOr<Compilation> Lower(
     PipelineRunOptions layout_run = run;
     if (run.rebuild_input) {
       // The layout's input is the pipeline's output.
-      layout_run.rebuild_input =
-          [rebuild = run.rebuild_input, pipeline = options.pipeline,
-           verify_each =
-               run.verify_each]() -> absl::StatusOr<std::unique_ptr<Module>> {
-        absl::StatusOr<std::unique_ptr<Module>> module = rebuild();
-        if (!module.ok()) return module.status();
-        PipelineRunOptions replay;
-        replay.verify_each = verify_each;
-        replay.write_reproducer = false;
-        std::ostringstream discarded;
-        if (absl::Status s = RunPipeline(**module, pipeline, replay, discarded);
-            !s.ok()) {
-          return s;
-        }
-        return module;
+      layout_run.rebuild_input = [run, pipeline = options.pipeline] {
+        return RebuildBefore(pipeline, pipeline.size(), run);
       };
     }
     if (absl::Status s =
