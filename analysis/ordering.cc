@@ -1591,6 +1591,29 @@ class ProgramPaths {
 
 }  // namespace
 
+// Indices of checkpoints, ascending. Checkpoints are completed in order and
+// dropped from the end, so the indices are added in order and erased as a
+// suffix: a sorted vector, without a tree node per index.
+class CheckpointIndices {
+ public:
+  using const_iterator = std::vector<int>::const_iterator;
+  void Add(int index) {
+    KIR_CHECK(indices_.empty() || indices_.back() < index)
+        << "checkpoint " << index << " completed out of order";
+    indices_.push_back(index);
+  }
+  void EraseFrom(int index) { indices_.erase(LowerBound(index), end()); }
+  const_iterator LowerBound(int index) const {
+    return std::lower_bound(indices_.begin(), indices_.end(), index);
+  }
+  bool empty() const { return indices_.empty(); }
+  int front() const { return indices_.front(); }
+  const_iterator end() const { return indices_.end(); }
+
+ private:
+  std::vector<int> indices_;
+};
+
 struct IncrementalOrdering::Impl {
   // What a walk found.
   struct Findings {
@@ -1798,11 +1821,11 @@ struct IncrementalOrdering::Impl {
       if (!step.pairs.empty() || !step.unfenced.empty()) {
         done.found = std::make_unique<Findings>(
             Findings{std::move(step.pairs), std::move(step.unfenced)});
-        found_at.insert(k);
+        found_at.Add(k);
       }
       done.same_iteration = step.same_iteration;
       done.whole_when_stopping = step.whole_when_stopping;
-      if (done.same_iteration) same_iteration_at.insert(k);
+      if (done.same_iteration) same_iteration_at.Add(k);
       Checkpoint next;
       next.before = state == *done.before
                         ? done.before
@@ -1818,13 +1841,13 @@ struct IncrementalOrdering::Impl {
   }
 
   bool AnySameIterationBefore(int end) const {
-    return !same_iteration_at.empty() && *same_iteration_at.begin() < end;
+    return !same_iteration_at.empty() && same_iteration_at.front() < end;
   }
 
   // The complete checkpoints in [begin, end) that found something.
   template <typename Fn>
   void ForEachFound(int begin, int end, Fn&& fn) const {
-    for (auto it = found_at.lower_bound(begin);
+    for (auto it = found_at.LowerBound(begin);
          it != found_at.end() && *it < end; ++it) {
       fn(checkpoints[*it].findings());
     }
@@ -1881,7 +1904,7 @@ struct IncrementalOrdering::Impl {
       if (stop && !same_iteration_at.empty()) {
         // A walk from the start stops within the first op where it finds
         // a pair within one iteration.
-        const int k = *same_iteration_at.begin();
+        const int k = same_iteration_at.front();
         ForEachFound(0, k, add);
         std::set<UnorderedPair> pairs = StoppingPairsOf(k);
         found.pairs.insert(pairs.begin(), pairs.end());
@@ -1928,7 +1951,7 @@ struct IncrementalOrdering::Impl {
         }
         // A walk from the start stops within the first op where it finds
         // a pair within one iteration.
-        auto next = same_iteration_at.upper_bound(k);
+        auto next = same_iteration_at.LowerBound(k + 1);
         if (next == same_iteration_at.end()) {
           ForEachFound(k + 1, size, add);
           return found;
@@ -1985,9 +2008,8 @@ struct IncrementalOrdering::Impl {
       transfer.whole_when_stopping = checkpoints[k].whole_when_stopping;
     }
     checkpoints.resize(index + 1);
-    found_at.erase(found_at.lower_bound(index), found_at.end());
-    same_iteration_at.erase(same_iteration_at.lower_bound(index),
-                            same_iteration_at.end());
+    found_at.EraseFrom(index);
+    same_iteration_at.EraseFrom(index);
     Checkpoint& frontier = checkpoints[index];
     frontier.op = nullptr;
     frontier.found.reset();
@@ -2001,7 +2023,7 @@ struct IncrementalOrdering::Impl {
   std::vector<Checkpoint> checkpoints;
   // Indices of the complete checkpoints that found something, and of those
   // that found a pair within one iteration.
-  std::set<int> found_at, same_iteration_at;
+  CheckpointIndices found_at, same_iteration_at;
   // Walks through ops of the kernel body made before a change at an
   // earlier op, by op; an op's is dropped when it changes.
   absl::flat_hash_map<const Op*, Transfer> transfers;

@@ -62,6 +62,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "analysis/conflicts.h"
@@ -87,6 +88,11 @@ struct UnorderedPair {
   }
   bool operator==(const UnorderedPair& other) const {
     return !(*this < other) && !(other < *this);
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const UnorderedPair& pair) {
+    return H::combine(std::move(h), pair.first, pair.first_effect, pair.second,
+                      pair.second_effect, pair.carried, pair.carried_loop);
   }
 };
 

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/conflicts.h"
 #include "analysis/ordering.h"
@@ -409,7 +410,7 @@ class FenceInserter {
   SyncAnalysisOptions analyses_;
   // The dataflow kept across placements; told of every fence added or taken.
   std::unique_ptr<IncrementalOrdering> ordering_;
-  std::set<Op*> inserted_;
+  absl::flat_hash_set<Op*> inserted_;
 };
 
 }  // namespace

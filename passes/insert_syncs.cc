@@ -14,13 +14,13 @@
 #include "passes/insert_syncs.h"
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/conflicts.h"
 #include "analysis/ordering.h"
@@ -60,7 +60,7 @@ class RegionsWithRoles {
   }
 
  private:
-  std::map<const Region*, bool> has_roles_;
+  absl::flat_hash_map<const Region*, bool> has_roles_;
 };
 
 // Whether a barrier before position `index` of `region` would sit between
@@ -224,7 +224,7 @@ class SyncInserter {
   }
 
   absl::Status Run(int64_t drop) {
-    std::map<UnorderedPair, int> attempts;
+    absl::flat_hash_map<UnorderedPair, int> attempts;
     std::vector<UnorderedPair> pairs;
     // Every pair once, for the statistics; then only as far as the earliest
     // pair within one iteration, the one each round orders.
@@ -523,7 +523,7 @@ class SyncInserter {
   SyncAnalysisOptions options_;
   // The dataflow kept across rounds; told of every barrier added or taken.
   std::unique_ptr<IncrementalOrdering> ordering_;
-  std::set<Op*> inserted_;
+  absl::flat_hash_set<Op*> inserted_;
 };
 
 }  // namespace

@@ -6,12 +6,30 @@
 #include "absl/container/inlined_vector.h"
 
 namespace kir {
+namespace {
 
-std::vector<Op*> InProgramOrder(Kernel& kernel, const std::set<Op*>& ops) {
-  // Sorted by place rather than found by a walk of the whole kernel (a pass
-  // that inserted a barrier per few ops asks this of a large share of it):
-  // each op's path of (region number, position) from the kernel body down,
-  // compared as a sequence, is the pre-order.
+// Sorting k ops by place costs about k log k path comparisons, a walk one
+// visit per op of the kernel: walk once the ops are one in this many of
+// those the kernel has made (an upper bound on those it holds).
+constexpr size_t kWalkWhenOneIn = 32;
+
+}  // namespace
+
+std::vector<Op*> InProgramOrder(Kernel& kernel,
+                                const absl::flat_hash_set<Op*>& ops) {
+  std::vector<Op*> ordered;
+  ordered.reserve(ops.size());
+  // A pass that inserted an op per few ops asks this of a large share of
+  // the kernel: one walk is then cheaper than sorting them by place.
+  if (ops.size() * kWalkWhenOneIn >=
+      static_cast<size_t>(kernel.op_serial_bound())) {
+    Walk(kernel.body(), [&](Op& op) {
+      if (ops.contains(&op)) ordered.push_back(&op);
+    });
+    return ordered;
+  }
+  // Sorted by place: each op's path of (region number, position) from the
+  // kernel body down, compared as a sequence, is the pre-order.
   using Path = absl::InlinedVector<int, 8>;
   std::vector<std::pair<Path, Op*>> placed;
   placed.reserve(ops.size());
@@ -32,8 +50,6 @@ std::vector<Op*> InProgramOrder(Kernel& kernel, const std::set<Op*>& ops) {
   }
   std::sort(placed.begin(), placed.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<Op*> ordered;
-  ordered.reserve(placed.size());
   for (const auto& [path, op] : placed) ordered.push_back(op);
   return ordered;
 }

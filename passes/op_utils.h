@@ -2,15 +2,17 @@
 #ifndef KIR_PASSES_OP_UTILS_H_
 #define KIR_PASSES_OP_UTILS_H_
 
-#include <set>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "ir/ir.h"
 
 namespace kir {
 
-// The ops of `ops` in program order (a pre-order walk of the kernel body).
-std::vector<Op*> InProgramOrder(Kernel& kernel, const std::set<Op*>& ops);
+// The ops of `ops` in program order (a pre-order walk of the kernel body);
+// ops outside the kernel are left out.
+std::vector<Op*> InProgramOrder(Kernel& kernel,
+                                const absl::flat_hash_set<Op*>& ops);
 
 // Removes `op` from its region and destroys it.
 void RemoveOp(Op* op);
