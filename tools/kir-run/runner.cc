@@ -21,6 +21,7 @@
 #include "printer/kir_printer.h"
 #include "re2/re2.h"
 #include "tools/kir-run/device.h"
+#include "tools/kir-run/ptxas_report.h"
 #include "tools/kir-run/reference.h"
 
 #ifndef KIR_GIT_COMMIT
@@ -94,20 +95,11 @@ absl::StatusOr<PreparedKernel> PrepareKernel(
   if (!cubin.ok()) return cubin.status();
   prepared.cubin = std::move(*cubin);
 
-  // ptxas -v: "Compiling entry function 'kir_x' ..." then "N bytes spill
-  // stores, M bytes spill loads" for each function.
-  const std::string entry = absl::StrCat("'", prepared.abi.symbol, "'");
-  const size_t at = prepared.compile.log.find(entry);
-  if (at != std::string::npos) {
-    int64_t stores = 0, loads = 0;
-    if (RE2::PartialMatch(
-            prepared.compile.log.substr(at),
-            R"((\d+) bytes spill stores, (\d+) bytes spill loads)", &stores,
-            &loads)) {
-      prepared.spill_store_bytes = stores;
-      prepared.spill_load_bytes = loads;
-    }
-  }
+  SpillReport spills = ReadSpillReport(
+      prepared.compile.log, prepared.abi.symbol, prepared.compile.cache_hit);
+  prepared.spill_store_bytes = spills.store_bytes;
+  prepared.spill_load_bytes = spills.load_bytes;
+  prepared.missing_spill_report = std::move(spills.missing);
 
   if (!dump_dir.empty()) {
     std::string base = absl::StrCat(dump_dir, "/", Stem(source->name));
@@ -1070,6 +1062,9 @@ absl::Status DirectiveRun::Bench() {
         baseline->median / variant.time->median, baseline_name,
         baseline->median, res.registers, spills, res.local_bytes,
         variant.prepared.abi.dynamic_smem_bytes + res.static_shared_bytes);
+    if (!variant.prepared.missing_spill_report.empty()) {
+      out_ << "  note: " << variant.prepared.missing_spill_report << "\n";
+    }
   }
   std::string compare_json;
   if (variants_.size() == 2) {

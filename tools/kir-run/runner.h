@@ -40,8 +40,9 @@ struct PreparedKernel {
   std::string cuda;
   std::string cubin;
   NvrtcCompileInfo compile;
-  // From ptxas -v, when it reported them.
+  // From ptxas -v, when it reported them; else why not (SpillReport).
   std::optional<int64_t> spill_store_bytes, spill_load_bytes;
+  std::string missing_spill_report;
 };
 
 // Lowers `source` through the compile path kir-opt shares
@@ -112,7 +113,7 @@ struct DirectiveOutcome {
   std::string status;  // "passed", "mismatch", "error" or "skipped"
   std::string error;   // for "error" and "skipped"
   std::vector<VariantOutcome> variants;
-  std::string baseline_name;  // "cublasLt", or "copy N B"
+  std::string baseline_name;            // "cublasLt", or "copy N B"
   std::optional<SampleStats> baseline;  // ms
   std::vector<double> baseline_repeat_medians;
 };
