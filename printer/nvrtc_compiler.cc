@@ -42,6 +42,9 @@ struct Nvrtc {
   nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t*);
   nvrtcResult (*GetCUBIN)(nvrtcProgram, char*);
   std::string version;  // "major.minor"
+  // From 12.9 NVRTC keeps compiled output in a cache of its own (off with
+  // --no-cache).
+  bool has_own_cache = false;
 };
 
 std::vector<std::string> CandidatePaths() {
@@ -106,6 +109,7 @@ absl::StatusOr<Nvrtc> LoadNvrtc() {
     return absl::UnavailableError("nvrtcVersion failed");
   }
   nvrtc.version = absl::StrCat(major, ".", minor);
+  nvrtc.has_own_cache = major > 12 || (major == 12 && minor >= 9);
   return nvrtc;
 }
 
@@ -264,6 +268,10 @@ absl::StatusOr<std::string> Compile(absl::string_view source,
   std::vector<std::string> flags = {absl::StrCat("--gpu-architecture=", arch),
                                     "--std=c++17"};
   if (options.line_info) flags.push_back("-lineinfo");
+  if (options.ptxas_report) {
+    flags.push_back("--ptxas-options=-v");
+    if (nvrtc.has_own_cache) flags.push_back("--no-cache");
+  }
   flags.insert(flags.end(), options.extra_options.begin(),
                options.extra_options.end());
 

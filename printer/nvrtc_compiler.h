@@ -13,7 +13,8 @@
 // under $KIR_CACHE_DIR (else ~/.cache/kir); entries are written to a
 // temporary file and renamed into place only once wholly written, so
 // concurrent compilations (kir-bench's workers on several GPUs share the
-// cache) never see a partial entry.
+// cache) never see a partial entry. NVRTC's own cache (12.9 and later) stays
+// on except for a compile that asks for ptxas's report.
 #ifndef KIR_PRINTER_NVRTC_COMPILER_H_
 #define KIR_PRINTER_NVRTC_COMPILER_H_
 
@@ -31,6 +32,10 @@ struct NvrtcOptions {
   std::vector<std::string> extra_options;
   // -lineinfo: with the emitter's #line directives, SASS maps to .kir lines.
   bool line_info = true;
+  // ptxas's `-v` report (registers, spills) in the log. NVRTC's own cache
+  // (12.9 and later) is then turned off: a cubin it serves from there comes
+  // without the report, since ptxas did not run.
+  bool ptxas_report = false;
   bool use_cache = true;
   // Empty: $KIR_CACHE_DIR, else $HOME/.cache/kir.
   std::string cache_dir;
@@ -43,7 +48,7 @@ struct NvrtcCompileInfo {
   bool cache_hit = false;
   double seconds = 0;  // wall time of the call, cache lookup included
   // NVRTC's log (warnings; ptxas's `-v` report when asked for with
-  // `--ptxas-options=-v`), cached with the output.
+  // `ptxas_report`), cached with the output.
   std::string log;
 };
 

@@ -22,8 +22,8 @@ SpillReport ReadSpillReport(absl::string_view log, absl::string_view symbol,
     report.load_bytes = loads;
     return report;
   }
-  // Seen once, under parallel runs sharing the compile cache: say what the
-  // log held, so that the next occurrence shows why.
+  // NVRTC's own cache left the report out (NvrtcOptions::ptxas_report turns
+  // it off); should anything else, say what the log held.
   report.missing =
       absl::StrCat("ptxas -v reported no spills for ", entry, " (NVRTC log of ",
                    log.size(), " bytes", from_cache ? ", from the cache" : "",

@@ -89,7 +89,7 @@ absl::StatusOr<PreparedKernel> PrepareKernel(
   prepared.cuda = std::move(*cuda);
   NvrtcOptions options;
   options.program_name = source->name;
-  options.extra_options = {"--ptxas-options=-v"};
+  options.ptxas_report = true;
   absl::StatusOr<std::string> cubin =
       CompileToCubin(prepared.cuda, "sm_90a", options, &prepared.compile);
   if (!cubin.ok()) return cubin.status();
