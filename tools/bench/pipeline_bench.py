@@ -23,9 +23,14 @@ machine slows the larger sizes most. Prints a table and writes everything
 to --json; --readme puts the table into the README between
 `<!-- pipeline-bench:begin -->` and `<!-- pipeline-bench:end -->`.
 
+With --instructions, each size also runs once under valgrind's callgrind,
+which counts the instructions kir-opt executes: a figure the machine's
+caches and other work do not change, so its growth between sizes says
+whether the work is linear when the CPU time's growth is in doubt.
+
 usage: pipeline_bench.py [--kir-opt PATH] [--depths 1,...] [--sizes 1000,...]
-                         [--repeat 5] [--timeout 120] [--json FILE]
-                         [--readme README.md]
+                         [--repeat 5] [--timeout 120] [--instructions]
+                         [--json FILE] [--readme README.md]
 """
 
 import argparse
@@ -33,6 +38,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -119,6 +125,27 @@ def time_once(kir_opt, path, timeout):
   return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss
 
 
+def count_instructions(kir_opt, path, timeout):
+  """The instructions one run executes (callgrind's total), or None past
+  the timeout; exits if valgrind or kir-opt fails."""
+  with tempfile.TemporaryDirectory() as tmp:
+    command = ["valgrind", "--tool=callgrind",
+               "--callgrind-out-file=" + os.path.join(tmp, "callgrind.out"),
+               kir_opt, path, "--pipeline=default", "-o", os.devnull]
+    try:
+      process = subprocess.run(command, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired:
+      return None
+    except FileNotFoundError:
+      sys.exit("--instructions needs valgrind (apt-get install valgrind)")
+    stderr = process.stderr.decode(errors="replace")
+    collected = re.search(r"Collected : (\d+)", stderr)
+    if process.returncode != 0 or not collected:
+      sys.exit("%s failed:\n%s" % (" ".join(command), stderr))
+    return int(collected.group(1))
+
+
 def summary(samples):
   return {
       "cpu_s": statistics.median(s[0] for s in samples),
@@ -184,9 +211,25 @@ def memory(entry, baseline_kib):
   return "%.0f MiB" % (rss / 2**20), per_op
 
 
+def instructions(entry, previous):
+  """Callgrind's count, with its growth against the row above."""
+  count = entry["result"].get("instructions")
+  if count is None:
+    return ""
+  text = ("%.2f G" % (count / 1e9) if count >= 1e9 else
+          "%.0f M" % (count / 1e6) if count >= 1e7 else
+          "%.1f M" % (count / 1e6))
+  before = previous and previous["result"].get("instructions")
+  if before and previous["family"] == entry["family"]:
+    text += " (%.2fx)" % (count / before)
+  return text
+
+
 def table(data):
-  rows = ["| kernel | ops | CPU s (median) | growth | peak RSS | per op |",
-          "|---|---|---|---|---|---|"]
+  counted = any("instructions" in e["result"] for e in data["results"])
+  rows = ["| kernel | ops | CPU s (median) | growth | peak RSS | per op |" +
+          (" instructions (growth) |" if counted else ""),
+          "|---|---|---|---|---|---|" + ("---|" if counted else "")]
   previous = None
   for entry in data["results"]:
     growth = ""
@@ -199,7 +242,8 @@ def table(data):
     rss, per_op = memory(entry, data["empty_kernel_rss_kib"])
     rows.append("| %s | %s | %s | %s | %s | %s |" %
                 (entry["name"], ops, seconds(entry["result"]), growth, rss,
-                 per_op))
+                 per_op) +
+                (" %s |" % instructions(entry, previous) if counted else ""))
     previous = entry
   rows.append("")
   load = data.get("load_average")
@@ -209,11 +253,15 @@ def table(data):
       "sizes alternate, one run of each per round), %s, %s%s. "
       "Growth: against the row above (depth + 1, or the ratio of the sizes). "
       "Peak RSS: the largest of the runs (the whole process: text, parsed "
-      "IR, analyses, output); per op: above an empty kernel's %.0f MiB." %
+      "IR, analyses, output); per op: above an empty kernel's %.0f MiB.%s" %
       (data["commit"], data["repeat"], data["timeout_s"], data["machine"],
        data["date"],
        ", load average %.2f before and %.2f after" % tuple(load)
-       if load else "", data["empty_kernel_rss_kib"] / 1024))
+       if load else "", data["empty_kernel_rss_kib"] / 1024,
+       " Instructions: executed in one run under valgrind's callgrind, "
+       "growth against the row above (a count the machine's load does not "
+       "change)."
+       if counted else ""))
   return "\n".join(rows)
 
 
@@ -226,6 +274,10 @@ def main():
   parser.add_argument("--sizes", default="1000,10000,100000,1000000")
   parser.add_argument("--repeat", type=int, default=5)
   parser.add_argument("--timeout", type=int, default=120)
+  parser.add_argument("--instructions", action="store_true",
+                      help="also count each size's instructions under "
+                      "callgrind (about 50 times slower than a run)")
+  parser.add_argument("--instructions-timeout", type=int, default=1800)
   parser.add_argument("--note", default="",
                       help="said after the machine in the table's footnote "
                       "(e.g. that it was shared with other work)")
@@ -289,6 +341,11 @@ def main():
     results = measure_alternating(args.kir_opt, [p for _, p in kernels],
                                   args.repeat, args.timeout)
     for (ops, path), result in zip(kernels, results):
+      if args.instructions and not result.get("timed_out"):
+        count = count_instructions(args.kir_opt, path,
+                                   args.instructions_timeout)
+        if count is not None:
+          result["instructions"] = count
       if not record("size", "straight-line", ops, path, result):
         break
 
