@@ -1882,6 +1882,24 @@ struct IncrementalOrdering::Impl {
     if (ignored.empty()) {
       return std::make_shared<const Findings>(Query(ignored, stop, any_only));
     }
+    if (ignored.size() == 1 && !stop) {
+      const int serial = (*ignored.begin())->serial();
+      if (serial < static_cast<int>(answers_ignoring_one.size()) &&
+          answers_ignoring_one[serial] != nullptr) {
+        return answers_ignoring_one[serial];
+      }
+      auto found =
+          std::make_shared<const Findings>(Query(ignored, stop, any_only));
+      if (!any_only) {
+        if (serial >= static_cast<int>(answers_ignoring_one.size())) {
+          answers_ignoring_one.resize(
+              std::max(kernel.op_serial_bound(), serial + 1));
+        }
+        answers_ignoring_one[serial] = found;
+        answered_serials.push_back(serial);
+      }
+      return found;
+    }
     AnswerKey key(IgnoredOps(ignored.begin(), ignored.end()), stop);
     auto kept = answers.find(key);
     if (kept != answers.end()) return kept->second;
@@ -1986,6 +2004,8 @@ struct IncrementalOrdering::Impl {
   void Changed(const Op& op) {
     analysis.Forget(op);
     answers.clear();
+    for (int serial : answered_serials) answers_ignoring_one[serial].reset();
+    answered_serials.clear();
     const Op* top = op.TopLevelAncestor();
     transfers.erase(top);
     // The state before the changed op's top-level op still holds; what was
@@ -2027,11 +2047,18 @@ struct IncrementalOrdering::Impl {
   // Walks through ops of the kernel body made before a change at an
   // earlier op, by op; an op's is dropped when it changes.
   absl::flat_hash_map<const Op*, Transfer> transfers;
-  // Answers to queries that ignore ops (Answer), by ignored ops and stop.
-  // A pass ignores one op or two at a time: kept inline.
+  // Answers to the other queries that ignore ops (Answer), by ignored ops
+  // and stop. A pass ignores one op or two at a time: kept inline.
   using IgnoredOps = absl::InlinedVector<const Op*, 2>;
   using AnswerKey = std::pair<IgnoredOps, bool>;
   absl::flat_hash_map<AnswerKey, std::shared_ptr<const Findings>> answers;
+  // The whole answers to queries that ignore one op, by the op's serial: a
+  // pass asks one per op it inserted, in program order, then again in the
+  // same order, so a table in creation order keeps those lookups (hundreds
+  // of thousands in a long kernel) near each other in memory, as a hash
+  // table does not. `answered_serials`: its filled entries.
+  std::vector<std::shared_ptr<const Findings>> answers_ignoring_one;
+  std::vector<int> answered_serials;
   bool nothing_to_find = false;
 };
 
