@@ -23,8 +23,14 @@ std::vector<Op*> InProgramOrder(Kernel& kernel,
   // the kernel: one walk is then cheaper than sorting them by place.
   if (ops.size() * kWalkWhenOneIn >=
       static_cast<size_t>(kernel.op_serial_bound())) {
+    // Marked by serial, which the walk reads from the op it visits anyway,
+    // instead of a hash lookup per op of the kernel.
+    std::vector<bool> marked(kernel.op_serial_bound());
+    for (const Op* op : ops) {
+      if (op->serial() < kernel.op_serial_bound()) marked[op->serial()] = true;
+    }
     Walk(kernel.body(), [&](Op& op) {
-      if (ops.contains(&op)) ordered.push_back(&op);
+      if (marked[op.serial()] && ops.contains(&op)) ordered.push_back(&op);
     });
     return ordered;
   }
