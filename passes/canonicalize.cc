@@ -69,7 +69,9 @@ class Canonicalizer {
   Canonicalizer(Kernel& kernel, PassStatistics& stats)
       : kernel_(kernel), stats_(stats) {}
 
-  void Run() {
+  // Returns whether anything changed.
+  bool Run() {
+    bool changed_any = false;
     for (const char* counter :
          {kFolded, kIdentities, kReassociated, kConstantsDeduplicated, kDeadIfs,
           kDeadLoops, kZeroInitSelects, kOpsErased}) {
@@ -86,8 +88,10 @@ class Canonicalizer {
       // resolve every use once more after the sweep.
       Walk(kernel_.body(), [&](Op& op) { ResolveOperands(op); });
       RemoveOpsMadeDead();
+      changed_any = changed_any || changed_;
       if (!changed_) break;
     }
+    return changed_any;
   }
 
  private:
@@ -420,7 +424,7 @@ class Canonicalizer {
 
 absl::Status Canonicalize(Kernel& kernel, const PassOptions& options,
                           PassContext& context) {
-  Canonicalizer(kernel, context.stats).Run();
+  if (!Canonicalizer(kernel, context.stats).Run()) context.PreserveAll();
   return absl::OkStatus();
 }
 

@@ -22,6 +22,7 @@
 //   to or from floats or to i1, remove ops that were unused on input (that
 //   is dce), move ops between regions other than an inlined `if` or a fused
 //   wgmma select, or unroll loops with one trip.
+// Preserves: every analysis when it changes nothing; else none.
 //
 // The integer semantics the folds follow (truncating division as in C,
 // wrapping at the type's width) are spelled out in passes/integer_folding.h.

@@ -81,6 +81,7 @@ absl::Status EliminateDeadCode(Kernel& kernel, const PassOptions& options,
   // One backward sweep removes most chains; uses inside a loop of values
   // defined later in it (`%t@1`) can need another.
   bool changed = true;
+  bool removed_any = false;
   while (changed) {
     UseCounts uses;
     CountUses(kernel.body(), uses);
@@ -89,7 +90,9 @@ absl::Status EliminateDeadCode(Kernel& kernel, const PassOptions& options,
       if (param.kind == Param::Kind::kTensorMap) ++uses[param.tensor];
     }
     changed = SweepRegion(kernel.body(), uses, context.stats);
+    removed_any = removed_any || changed;
   }
+  if (!removed_any) context.PreserveAll();
   return absl::OkStatus();
 }
 

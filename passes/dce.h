@@ -10,6 +10,7 @@
 //   barriers, commits, atomics), raw `ptx` (its text may do more than it
 //   declares), ops without results, or `role` and `splitk` regions; it does
 //   not fold anything (that is canonicalize).
+// Preserves: every analysis when it removes nothing; else none.
 #ifndef KIR_PASSES_DCE_H_
 #define KIR_PASSES_DCE_H_
 

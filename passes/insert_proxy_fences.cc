@@ -266,9 +266,11 @@ class FenceInserter {
     if (options_.hoist) Minimize();
     RecordProvenance();
     // Fences change neither accesses nor values: the thread analysis, told
-    // of each fence, and the conflicts stay valid.
+    // of each fence, and the conflicts stay valid. Without one the kernel
+    // is as it was.
     context_.Preserve<ThreadAnalysis>();
     context_.Preserve<ConflictAnalysis>();
+    if (inserted_.empty()) context_.PreserveAll();
     for (Op* fence : InProgramOrder(kernel_, inserted_)) {
       if (fence->kind() == OpKind::kFenceMbarrierInit) {
         stats_.Add(kInitFences);

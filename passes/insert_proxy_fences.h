@@ -60,6 +60,8 @@
 //   (insert-async-waits); fence async -> generic edges (completion orders
 //   them, R2), async -> async edges (wgmma operand then TMA load), or
 //   tensormap edits; remove fences it did not insert.
+// Preserves: the thread and conflict analyses; every analysis when it
+//   inserts no fence.
 #ifndef KIR_PASSES_INSERT_PROXY_FENCES_H_
 #define KIR_PASSES_INSERT_PROXY_FENCES_H_
 

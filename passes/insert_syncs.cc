@@ -313,6 +313,8 @@ class SyncInserter {
     // told of each barrier, and the conflicts stay valid.
     context_.Preserve<ThreadAnalysis>();
     context_.Preserve<ConflictAnalysis>();
+    // Without a barrier the kernel is as it was.
+    if (remaining.empty()) context_.PreserveAll();
     for (Op* op : remaining) {
       stats_.Add(op->kind() == OpKind::kBarrierBlock ? kBlockBarriers
                                                      : kNamedBarriers);

@@ -36,6 +36,8 @@
 //   or in different blocks (the program's semaphores and atomics), insert
 //   proxy fences (insert-proxy-fences) or completion waits
 //   (insert-async-waits), or remove barriers it did not insert.
+// Preserves: the thread and conflict analyses; every analysis when it
+//   inserts no barrier.
 // Options: drop-sync=N (testing) deletes the N-th inserted barrier in
 //   program order afterwards, to check that a checker or a GPU run notices.
 #ifndef KIR_PASSES_INSERT_SYNCS_H_

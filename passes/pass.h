@@ -157,6 +157,8 @@ struct PassContext {
   void Preserve() {
     preserved.Preserve<A>();
   }
+  // The pass changed nothing: every analysis stays, and the runner does not
+  // verify the kernel again (--verify-analyses checks that it is unchanged).
   void PreserveAll() { preserved.PreserveAll(); }
 };
 

@@ -507,6 +507,9 @@ absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
           options.print_changed ? PrintKernel(*kernel, options.print) : "";
       PassContext context{stats[p], &manager};
       context.statistics_wanted = options.statistics;
+      // To check a claim that nothing changed (below).
+      const std::string checked_before =
+          options.verify_analyses ? PrintKernel(*kernel, reproducer_print) : "";
       Clock::time_point start = Clock::now();
       absl::Status status = entry.pass->run(*kernel, entry.options, context);
       pass_seconds[p] += SecondsSince(start);
@@ -518,6 +521,22 @@ absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
             status,
             absl::StrCat("pass '", entry.ToString(), "' failed on kernel @",
                          kernel->name()),
+            options, ir_before, pipeline, p);
+      }
+      // A pass that preserved every analysis changed nothing: the kernel
+      // verifies as it did before (MLIR's rule), so the verifier is not run
+      // again. --verify-analyses checks the claim and verifies anyway.
+      const bool unchanged = context.preserved.IsAll();
+      if (options.verify_analyses && unchanged &&
+          PrintKernel(*kernel, reproducer_print) != checked_before) {
+        print_reports();
+        return PipelineFailure(
+            absl::InternalError("the kernel's text differs from before the "
+                                "pass"),
+            absl::StrCat("pass '", entry.ToString(), "' changed kernel @",
+                         kernel->name(),
+                         " but preserved every analysis, which says it did "
+                         "not"),
             options, ir_before, pipeline, p);
       }
       if (options.verify_analyses) {
@@ -532,7 +551,7 @@ absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
                                  options, ir_before, pipeline, p);
         }
       }
-      if (options.verify_each) {
+      if (options.verify_each && (!unchanged || options.verify_analyses)) {
         start = Clock::now();
         status = Verify(*kernel, manager);
         verify_seconds += SecondsSince(start);

@@ -419,6 +419,28 @@ TEST(RunPipelineTest, VerifyEachCatchesBrokenIrUnlessDisabled) {
           .ok());
 }
 
+// A pass that preserved every analysis said it changed nothing, so the
+// runner does not verify after it (the broken kernel goes unnoticed);
+// --verify-analyses checks the claim and catches the change.
+TEST(RunPipelineTest, NoVerifierAfterAPassThatPreservedEverything) {
+  const Pipeline lying = MustParse("test-hoist-last-op{claim-unchanged=1}");
+  std::unique_ptr<Module> module = Parse(kKernel);
+  PipelineRunOptions options;
+  options.write_reproducer = false;
+  std::ostringstream log;
+  EXPECT_TRUE(RunPipeline(*module, lying, options, log).ok());
+
+  std::unique_ptr<Module> checked = Parse(kKernel);
+  options.verify_analyses = true;
+  absl::Status status = RunPipeline(*checked, lying, options, log);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find(
+                "pass 'test-hoist-last-op{claim-unchanged=1}' changed kernel "
+                "@k but preserved every analysis"),
+            absl::string_view::npos)
+      << status.message();
+}
+
 TEST(RunPipelineTest, PrintIrAfterNamedPassOnly) {
   std::unique_ptr<Module> module = Parse(kKernel);
   PipelineRunOptions options;

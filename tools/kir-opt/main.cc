@@ -43,9 +43,12 @@ Parses FILE ('-' for stdin), verifies it, runs the passes given by
 Pipeline:
   --pipeline=PIPELINE      'default' or passes, e.g. 'canonicalize,dce{a=1}'
   --list-passes            list passes, their summaries and options
-  --verify-each=BOOL       verify after every pass (default true)
+  --verify-each=BOOL       verify after every pass that changed the kernel
+                           (default true)
   --verify-analyses        after every pass, rebuild each analysis the pass
-                           kept and fail if it answers differently
+                           kept and fail if it answers differently (and
+                           verify after every pass, failing one that said
+                           it changed nothing and did)
   --reproducer=PATH        where to write the reproducer when a pass fails
                            (default: a new file in $TMPDIR or /tmp)
 Debugging:
