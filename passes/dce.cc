@@ -1,6 +1,8 @@
 // Dead code elimination to a fixed point; see dce.h.
 #include "passes/dce.h"
 
+#include <vector>
+
 #include "absl/container/flat_hash_map.h"
 #include "ir/effects.h"
 
@@ -11,18 +13,45 @@ constexpr char kOpsRemoved[] = "ops-removed";
 constexpr char kIfsRemoved[] = "ifs-removed";
 constexpr char kLoopsRemoved[] = "loops-removed";
 
-using UseCounts = absl::flat_hash_map<const Value*, int>;
+// Uses of each op result (only results are asked about): the first
+// result's by its op's serial, in a table that the walks fill and read
+// mostly in creation order, not a hash lookup per use; the others' (ops
+// with several results are rare) in a map.
+class UseCounts {
+ public:
+  explicit UseCounts(const Kernel& kernel)
+      : first_results_(kernel.op_serial_bound(), 0) {}
+
+  void Add(const Value* value, int delta) {
+    if (value->kind() != Value::Kind::kResult) return;
+    if (value->index() == 0) {
+      first_results_[value->defining_op()->serial()] += delta;
+    } else {
+      other_results_[value] += delta;
+    }
+  }
+  int Of(const Value* value) const {
+    if (value->index() == 0) {
+      return first_results_[value->defining_op()->serial()];
+    }
+    auto it = other_results_.find(value);
+    return it == other_results_.end() ? 0 : it->second;
+  }
+
+ private:
+  std::vector<int> first_results_;
+  absl::flat_hash_map<const Value*, int> other_results_;
+};
 
 void CountUses(const Region& region, UseCounts& uses) {
   Walk(region, [&](const Op& op) {
-    op.ForEachUse([&](const Value* value) { ++uses[value]; });
+    op.ForEachUse([&](const Value* value) { uses.Add(value, 1); });
   });
 }
 
 bool IsUnused(const Op& op, const UseCounts& uses) {
   for (int i = 0; i < op.num_results(); ++i) {
-    auto it = uses.find(op.result(i));
-    if (it != uses.end() && it->second > 0) return false;
+    if (uses.Of(op.result(i)) > 0) return false;
   }
   return true;
 }
@@ -63,7 +92,7 @@ bool SweepRegion(Region& region, UseCounts& uses, PassStatistics& stats) {
     }
     const char* counter = RemovalCounter(op, uses);
     if (counter == nullptr) continue;
-    op.ForEachUse([&](const Value* value) { --uses[value]; });
+    op.ForEachUse([&](const Value* value) { uses.Add(value, -1); });
     region.Take(index);
     stats.Add(counter);
     changed = true;
@@ -83,11 +112,11 @@ absl::Status EliminateDeadCode(Kernel& kernel, const PassOptions& options,
   bool changed = true;
   bool removed_any = false;
   while (changed) {
-    UseCounts uses;
+    UseCounts uses(kernel);
     CountUses(kernel.body(), uses);
     // A tensor map over a workspace keeps the allocation.
     for (const Param& param : kernel.params()) {
-      if (param.kind == Param::Kind::kTensorMap) ++uses[param.tensor];
+      if (param.kind == Param::Kind::kTensorMap) uses.Add(param.tensor, 1);
     }
     changed = SweepRegion(kernel.body(), uses, context.stats);
     removed_any = removed_any || changed;
