@@ -532,6 +532,9 @@ class AsyncWaitInserter {
           kGuardsRecreated}) {
       context_.stats.Add(counter, 0);
     }
+    // The pass changes the kernel only by creating ops (commits, fences,
+    // waits, recreated guards): if it created none, nothing changed.
+    const int serials_before = kernel_.op_serial_bound();
     InsertCommits(kernel_.body());
     InsertRegisterFences();
     std::vector<Op*> commits;
@@ -539,6 +542,7 @@ class AsyncWaitInserter {
       if (IsCommit(op)) commits.push_back(&op);
     });
     for (Op* commit : commits) InsertWaits(*commit);
+    if (kernel_.op_serial_bound() == serials_before) context_.PreserveAll();
     return JoinStatuses(errors_);
   }
 

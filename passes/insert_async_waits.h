@@ -40,6 +40,7 @@
 //   are not ordered (the author's to avoid). Accesses in another role are
 //   not waited for: roles are ordered only by their mbarriers, and an
 //   arrive counts as a release.
+// Preserves: every analysis when it inserts nothing; else none.
 #ifndef KIR_PASSES_INSERT_ASYNC_WAITS_H_
 #define KIR_PASSES_INSERT_ASYNC_WAITS_H_
 
