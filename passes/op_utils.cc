@@ -23,6 +23,19 @@ std::vector<Op*> InProgramOrder(Kernel& kernel,
   // the kernel: one walk is then cheaper than sorting them by place.
   if (ops.size() * kWalkWhenOneIn >=
       static_cast<size_t>(kernel.op_serial_bound())) {
+    // All in the kernel body (a straight-line kernel's barriers): placed by
+    // position, without visiting the other ops.
+    const Region& body = kernel.body();
+    if (std::all_of(ops.begin(), ops.end(), [&](const Op* op) {
+          return op->parent_region() == &body;
+        })) {
+      std::vector<Op*> at_position(body.size(), nullptr);
+      for (Op* op : ops) at_position[body.IndexOf(op)] = op;
+      for (Op* op : at_position) {
+        if (op != nullptr) ordered.push_back(op);
+      }
+      return ordered;
+    }
     // Marked by serial, which the walk reads from the op it visits anyway,
     // instead of a hash lookup per op of the kernel.
     std::vector<bool> marked(kernel.op_serial_bound());

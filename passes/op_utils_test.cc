@@ -51,13 +51,17 @@ TEST(InProgramOrderTest, FewOpsAndManyOpsBothComeInPreOrder) {
   Kernel& kernel = *module->kernels.front();
   const std::vector<Op*> all = WalkOrder(kernel, [](Op&) { return true; });
   ASSERT_GT(all.size(), 200u);  // three are sorted: fewer than one in 32
-  // Every op (the walk), the stores (the walk), and three stores deep in
-  // the nest, given in reverse (sorted by place).
+  // Every op and the stores (the walk), the ops of the kernel body, and
+  // three stores deep in the nest, given in reverse (sorted by place).
   const std::vector<Op*> stores =
       WalkOrder(kernel, [](Op& op) { return op.kind() == OpKind::kStore; });
   const std::vector<Op*> few = {stores[40], stores[17], stores[3]};
+  // Only ops of the kernel body (placed by position).
+  const std::vector<Op*> top = WalkOrder(
+      kernel, [&](Op& op) { return op.parent_region() == &kernel.body(); });
   for (const std::vector<Op*>& expected :
-       {all, stores, std::vector<Op*>{stores[3], stores[17], stores[40]}}) {
+       {all, stores, top,
+        std::vector<Op*>{stores[3], stores[17], stores[40]}}) {
     const absl::flat_hash_set<Op*> given =
         expected.size() == 3
             ? absl::flat_hash_set<Op*>(few.begin(), few.end())
