@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/container/node_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
@@ -1406,15 +1407,24 @@ class OrderingAnalysis {
     const OverlapKey memo_key{
         earlier.op, earlier.effect, earlier.carried, &b,
         eb,         threads_a,      threads_b,       thread_pairs};
-    if (auto it = overlaps_.find(memo_key); it != overlaps_.end()) {
-      return it->second;
+    if (overlaps_.empty()) {
+      // A few slots per op, a power of two, between the bounds.
+      size_t size = kMinOverlapMemo;
+      while (size < kMaxOverlapMemo &&
+             size < 4 * static_cast<size_t>(kernel_.op_serial_bound())) {
+        size *= 2;
+      }
+      overlaps_.resize(size);
     }
+    OverlapMemo& memo =
+        overlaps_[absl::Hash<OverlapKey>{}(memo_key) & (overlaps_.size() - 1)];
+    if (memo.known && memo.key == memo_key) return memo.overlap;
     const Op& a = *earlier.op;
     const bool overlap = conflicts_.MayOverlap(
         a, Info(a).effects[earlier.effect], sets_.Bits(threads_a), b,
         Info(b).effects[eb], sets_.Bits(threads_b), earlier.carried_loops(),
         thread_pairs);
-    overlaps_.emplace(memo_key, overlap);
+    memo = OverlapMemo{memo_key, true, overlap};
     return overlap;
   }
 
@@ -1460,7 +1470,19 @@ class OrderingAnalysis {
   absl::flat_hash_map<std::pair<const Op*, SetId>, int> takes_;
   absl::flat_hash_map<const Op*, bool> decides_sides_;
   absl::flat_hash_map<std::pair<SetId, const Op*>, SetId> drop_iteration_keys_;
-  absl::flat_hash_map<OverlapKey, bool> overlaps_;
+  // Overlaps' answers, in a table of bounded size where a new answer takes
+  // the place of the one it collides with: a loop's rounds ask the same
+  // few pairs again and find them, while a long straight-line kernel asks
+  // each pair about once and would only grow an unbounded map (one cache
+  // miss per question).
+  struct OverlapMemo {
+    OverlapKey key{};
+    bool known = false;
+    bool overlap = false;
+  };
+  static constexpr size_t kMinOverlapMemo = size_t{1} << 10;
+  static constexpr size_t kMaxOverlapMemo = size_t{1} << 16;
+  std::vector<OverlapMemo> overlaps_;  // sized at the first question
   // The state at the top of each loop's body at its last fixed point in
   // this run.
   absl::flat_hash_map<const Op*, State> loop_entry_;
