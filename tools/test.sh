@@ -6,9 +6,9 @@
 #      libFuzzer instrumentation): the same ctest, with leak detection on
 #      and any sanitizer report fatal, plus the replay of every fuzz
 #      regression input;
-#   3. the round-trip fuzzer for KIR_FUZZ_SECONDS (default 60), seeded with
+#   3. the round-trip fuzzer for KIR_FUZZ_SECONDS (default 40), seeded with
 #      testdata/**/*.kir, and the pass fuzzer for KIR_PASS_FUZZ_SECONDS
-#      (default 90), seeded with every testdata case that verifies (split
+#      (default 60), seeded with every testdata case that verifies (split
 #      at `// -----` and printed by kir-opt, so without comments), each with
 #      its regressions; the pass fuzzer must bring at least 25% of its
 #      executions to a pass.
@@ -79,7 +79,7 @@ if timed "build (ASan+UBSan)" kir_build build-san all -DKIR_FUZZ=ON \
   san_built=1
   rm -rf "$crashes"  # inputs from an earlier run were reported then
   mkdir -p "$crashes"
-  # The differential fuzzer runs 45 s in the Release ctest; here a shorter
+  # The differential fuzzer runs 30 s in the Release ctest; here a shorter
   # run keeps the sanitizers on its interpreter and passes within CI's time.
   KIR_CHECK_FUZZ_SECONDS=${KIR_CHECK_FUZZ_SECONDS:-15} \
     timed "ctest (ASan+UBSan)" run_ctest build-san "$KIR_LOGS/ctest-san.log"
@@ -174,7 +174,7 @@ check_pass_reach() {
 }
 
 if ((san_built)); then
-  timed "fuzz round trip" fuzz kir_fuzz "${KIR_FUZZ_SECONDS:-60}" \
+  timed "fuzz round trip" fuzz kir_fuzz "${KIR_FUZZ_SECONDS:-40}" \
     tools/fuzz/regressions raw -timeout=10 || true
   # Every input that verifies runs through seven pipelines, about fifteen
   # times slower under the sanitizers than in a Release build: inputs are
@@ -183,7 +183,7 @@ if ((san_built)); then
   seeds=verified
   [[ -x build-ci/tools/kir-opt/kir-opt ]] || seeds=raw
   # A run cut short by a finding has no count (and has failed already).
-  if timed "fuzz passes" fuzz kir_pass_fuzz "${KIR_PASS_FUZZ_SECONDS:-90}" \
+  if timed "fuzz passes" fuzz kir_pass_fuzz "${KIR_PASS_FUZZ_SECONDS:-60}" \
       tools/fuzz/pass_regressions "$seeds" -timeout=30 -max_len=4096; then
     check_pass_reach
   fi
