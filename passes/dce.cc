@@ -31,6 +31,7 @@ class UseCounts {
     }
   }
   int Of(const Value* value) const {
+    if (value->kind() != Value::Kind::kResult) return 0;  // never counted
     if (value->index() == 0) {
       return first_results_[value->defining_op()->serial()];
     }

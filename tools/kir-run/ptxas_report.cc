@@ -22,8 +22,9 @@ SpillReport ReadSpillReport(absl::string_view log, absl::string_view symbol,
     report.load_bytes = loads;
     return report;
   }
-  // NVRTC's own cache left the report out (NvrtcOptions::ptxas_report turns
-  // it off); should anything else, say what the log held.
+  // NVRTC's own cache used to leave the report out (NvrtcOptions::
+  // ptxas_report now turns it off); if something else does, the note says
+  // what the log held.
   report.missing =
       absl::StrCat("ptxas -v reported no spills for ", entry, " (NVRTC log of ",
                    log.size(), " bytes", from_cache ? ", from the cache" : "",

@@ -95,11 +95,8 @@ absl::StatusOr<PreparedKernel> PrepareKernel(
   if (!cubin.ok()) return cubin.status();
   prepared.cubin = std::move(*cubin);
 
-  SpillReport spills = ReadSpillReport(
-      prepared.compile.log, prepared.abi.symbol, prepared.compile.cache_hit);
-  prepared.spill_store_bytes = spills.store_bytes;
-  prepared.spill_load_bytes = spills.load_bytes;
-  prepared.missing_spill_report = std::move(spills.missing);
+  prepared.spills = ReadSpillReport(prepared.compile.log, prepared.abi.symbol,
+                                    prepared.compile.cache_hit);
 
   if (!dump_dir.empty()) {
     std::string base = absl::StrCat(dump_dir, "/", Stem(source->name));
@@ -1047,9 +1044,9 @@ absl::Status DirectiveRun::Bench() {
     variant.repeat_medians = medians[v];
     const KernelResources& res = variant.resources;
     const std::string spills =
-        variant.prepared.spill_store_bytes.has_value()
-            ? absl::StrCat(*variant.prepared.spill_store_bytes, "/",
-                           *variant.prepared.spill_load_bytes, " B")
+        variant.prepared.spills.store_bytes.has_value()
+            ? absl::StrCat(*variant.prepared.spills.store_bytes, "/",
+                           *variant.prepared.spills.load_bytes, " B")
             : "?";
     out_ << absl::StrFormat(
         "  time%s: median %.4f ms (min %.4f, max %.4f over %d x %d launches); "
@@ -1062,8 +1059,8 @@ absl::Status DirectiveRun::Bench() {
         baseline->median / variant.time->median, baseline_name,
         baseline->median, res.registers, spills, res.local_bytes,
         variant.prepared.abi.dynamic_smem_bytes + res.static_shared_bytes);
-    if (!variant.prepared.missing_spill_report.empty()) {
-      out_ << "  note: " << variant.prepared.missing_spill_report << "\n";
+    if (!variant.prepared.spills.missing.empty()) {
+      out_ << "  note: " << variant.prepared.spills.missing << "\n";
     }
   }
   std::string compare_json;
@@ -1206,8 +1203,8 @@ std::string DirectiveRun::Json() const {
         ", \"registers\": ", variant.resources.registers,
         ", \"local_bytes\": ", variant.resources.local_bytes,
         ", \"spill_store_bytes\": ",
-        variant.prepared.spill_store_bytes.has_value()
-            ? absl::StrCat(*variant.prepared.spill_store_bytes)
+        variant.prepared.spills.store_bytes.has_value()
+            ? absl::StrCat(*variant.prepared.spills.store_bytes)
             : "null",
         ", \"shared_bytes\": ",
         variant.prepared.abi.dynamic_smem_bytes +
@@ -1243,8 +1240,8 @@ DirectiveOutcome DirectiveRun::Outcome() const {
     v.time = variant.time;
     v.repeat_medians = variant.repeat_medians;
     v.registers = variant.resources.registers;
-    v.spill_store_bytes = variant.prepared.spill_store_bytes;
-    v.spill_load_bytes = variant.prepared.spill_load_bytes;
+    v.spill_store_bytes = variant.prepared.spills.store_bytes;
+    v.spill_load_bytes = variant.prepared.spills.load_bytes;
     v.shared_bytes = variant.prepared.abi.dynamic_smem_bytes +
                      variant.resources.static_shared_bytes;
   }

@@ -25,6 +25,7 @@
 #include "tools/kir-run/device.h"
 #include "tools/kir-run/directive.h"
 #include "tools/kir-run/json.h"
+#include "tools/kir-run/ptxas_report.h"
 
 namespace kir {
 
@@ -40,9 +41,8 @@ struct PreparedKernel {
   std::string cuda;
   std::string cubin;
   NvrtcCompileInfo compile;
-  // From ptxas -v, when it reported them; else why not (SpillReport).
-  std::optional<int64_t> spill_store_bytes, spill_load_bytes;
-  std::string missing_spill_report;
+  // From ptxas -v: the spills, or why the report has none.
+  SpillReport spills;
 };
 
 // Lowers `source` through the compile path kir-opt shares
