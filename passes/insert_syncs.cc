@@ -37,7 +37,7 @@ namespace {
 constexpr char kPassName[] = "insert-syncs";
 constexpr char kBlockBarriers[] = "block-barriers-inserted";
 constexpr char kNamedBarriers[] = "named-barriers-inserted";
-constexpr char kPairs[] = "conflicting-pairs-ordered";
+constexpr char kPairs[] = "pairs-only-one-barrier-orders";
 constexpr char kDropped[] = "barriers-dropped";
 
 // Where a barrier goes: before position `index` of `region`.
@@ -225,26 +225,12 @@ class SyncInserter {
 
   absl::Status Run(int64_t drop) {
     absl::flat_hash_map<UnorderedPair, int> attempts;
-    std::vector<UnorderedPair> pairs;
-    // Every pair once, for the statistics; then only as far as the earliest
-    // pair within one iteration, the one each round orders.
-    // Counting every pair costs a walk whose state holds every access (the
-    // pairs can be quadratic in the kernel), so it is done only when the
-    // counters are read; the kept dataflow does it, so that the rounds
-    // after it start from its states.
-    bool have_pairs = false;
-    if (context_.statistics_wanted) {
-      pairs = ordering_->UnorderedPairs({}, /*stop_at_first_same_iteration=*/
-                                        false);
-      stats_.Add(kPairs, static_cast<int64_t>(pairs.size()));
-      have_pairs = true;
-    }
     options_.stop_at_first_same_iteration = true;
-    for (bool first_round = true;; first_round = false) {
-      if (!first_round || !have_pairs) {
-        pairs = ordering_->UnorderedPairs({}, /*stop_at_first_same_iteration=*/
-                                          true);
-      }
+    for (;;) {
+      // Only as far as the earliest pair within one iteration, the one
+      // each round orders.
+      const std::vector<UnorderedPair> pairs =
+          ordering_->UnorderedPairs({}, /*stop_at_first_same_iteration=*/true);
       if (pairs.empty()) break;
       // Pairs within one iteration first: their barriers often order the
       // carried ones too.
@@ -490,8 +476,12 @@ class SyncInserter {
   void RecordProvenance() {
     for (Op* barrier : InProgramOrder(kernel_, inserted_)) {
       std::vector<const Op*> because;
-      // Every pair it orders.
-      for (const UnorderedPair& pair : ordering_->UnorderedPairs({barrier})) {
+      // Every pair it orders. No other barrier orders these, so no pair is
+      // counted twice.
+      const std::vector<UnorderedPair> pairs =
+          ordering_->UnorderedPairs({barrier});
+      stats_.Add(kPairs, static_cast<int64_t>(pairs.size()));
+      for (const UnorderedPair& pair : pairs) {
         because.push_back(pair.first);
         because.push_back(pair.second);
       }

@@ -135,9 +135,6 @@ struct PassContext {
       : stats(stats), analyses(analyses) {}
 
   PassStatistics& stats;
-  // Whether anyone reads the counters (`--stats`, tests): a pass may skip
-  // work done only to count.
-  bool statistics_wanted = true;
   // The pipeline's analyses of the kernel being transformed; null when a
   // pass is called directly (tests), where Analyses() makes its own.
   AnalysisManager* analyses = nullptr;

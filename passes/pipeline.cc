@@ -506,7 +506,6 @@ absl::Status RunPipeline(Module& module, const Pipeline& pipeline,
       const std::string kernel_before =
           options.print_changed ? PrintKernel(*kernel, options.print) : "";
       PassContext context{stats[p], &manager};
-      context.statistics_wanted = options.statistics;
       // To check a claim that nothing changed (below).
       const std::string checked_before =
           options.verify_analyses ? PrintKernel(*kernel, reproducer_print) : "";

@@ -499,7 +499,6 @@ class Rewriter {
     Value* turn = Cast(split, DType::kI32, "sk_turn");
     const SplitPosition position = PositionOf(b, split, splits);
     Value* has_prev = position.has_prev;
-    Value* last_split = position.last_split;
     Value* is_last = position.is_last;
 
     // My turn: the same thread of every earlier split has released.
@@ -639,7 +638,6 @@ class Rewriter {
     b.Create(OpKind::kClusterWait, {});
     const SplitPosition position = PositionOf(b, split, splits);
     Value* has_prev = position.has_prev;
-    Value* last_split = position.last_split;
     Value* is_last = position.is_last;
     next_rank_ = b.Binary(OpKind::kAdd, split, Index(1), "sk_next");
 

@@ -339,7 +339,9 @@ TEST(ChooseConfig, TmaAtomicSplitsWithoutTurns) {
         ChooseConfig(problem, &why, SplitKMode::kTmaAtomic);
     EXPECT_EQ(DescribeConfig(chosen), config) << why;
     EXPECT_TRUE(ValidateMatmul(problem, chosen).ok());
-    if (chosen.split_k > 1) EXPECT_THAT(why, HasSubstr("(tma-atomic)"));
+    if (chosen.split_k > 1) {
+      EXPECT_THAT(why, HasSubstr("(tma-atomic)"));
+    }
   }
   // Every shape of llm.csv gets a configuration that can be generated.
   for (const auto& shape : LlmShapes()) {
