@@ -1519,6 +1519,23 @@ std::map<const Op*, int> ProgramOrder(const Kernel& kernel) {
   return order;
 }
 
+// An edge ends at an async access of data or a use of an mbarrier; without
+// one the proxy walk finds nothing (and its state, which no barrier empties
+// of unfenced generic accesses, would only grow with the kernel).
+bool ProxyEdgesPossible(const Kernel& kernel) {
+  bool possible = false;
+  Walk(kernel.body(), [&](const Op& op) {
+    if (possible) return;
+    for (const MemoryEffect& effect : MemoryEffectsOf(op)) {
+      if (IsMbarrier(effect) || (effect.proxy == Proxy::kAsync &&
+                                 effect.space != MemorySpace::kRegister)) {
+        possible = true;
+      }
+    }
+  });
+  return possible;
+}
+
 }  // namespace
 
 std::vector<UnorderedPair> FindUnorderedPairs(
@@ -1540,6 +1557,7 @@ std::vector<UnorderedPair> FindUnorderedPairs(
 std::vector<UnfencedPair> FindUnfencedPairs(
     const Kernel& kernel, FencePlacement placement,
     const SyncAnalysisOptions& options) {
+  if (!ProxyEdgesPossible(kernel)) return {};
   SyncAnalysisOptions proxy_options;
   proxy_options.ignored = options.ignored;
   proxy_options.threads = options.threads;
@@ -1692,20 +1710,7 @@ struct IncrementalOrdering::Impl {
     KIR_CHECK(options.ignored.empty()) << "ignored ops are per query";
     checkpoints.emplace_back();
     checkpoints.back().before = std::make_shared<const State>();
-    // An edge ends at an async access of data or a use of an mbarrier;
-    // without one the proxy walk finds nothing (and its state, which no
-    // barrier empties of unfenced generic accesses, would only grow).
-    if (proxy) {
-      nothing_to_find = true;
-      Walk(kernel.body(), [&](const Op& op) {
-        for (const MemoryEffect& effect : MemoryEffectsOf(op)) {
-          if (IsMbarrier(effect) || (effect.proxy == Proxy::kAsync &&
-                                     effect.space != MemorySpace::kRegister)) {
-            nothing_to_find = false;
-          }
-        }
-      });
-    }
+    if (proxy) nothing_to_find = !ProxyEdgesPossible(kernel);
   }
 
   int IndexOfTop(const Op& op) const {
