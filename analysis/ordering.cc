@@ -433,8 +433,16 @@ class OrderingAnalysis {
   // kept from an earlier walk.
   // `any_pair`: stop at the first pair (or unfenced edge) found, wherever
   // it is; the walk's state is then of no use.
+  // `bound`: only pairs whose later access comes no later than it (in
+  // program order) are wanted, and (unless `carried_wanted`) only pairs
+  // within one iteration; the walk finds those and may skip the rest.
   void StartWalk(std::set<const Op*> ignored, bool stop, int start,
-                 bool any_pair = false) {
+                 bool any_pair = false, const Op* bound = nullptr,
+                 bool carried_wanted = true) {
+    given_bound_ = bound;
+    pair_bound_ = bound;
+    given_keeps_entries_ = carried_wanted;
+    bound_keeps_entries_ = carried_wanted;
     elected_.clear();
     ScanElections();
     dataflow_work += static_cast<int64_t>(elections_.size());
@@ -460,6 +468,7 @@ class OrderingAnalysis {
   void VisitTop(const Op& op, State& state,
                 const std::vector<AccessClass>* classes = nullptr) {
     skipped_ = false;
+    truncated_ = false;
     const std::vector<AccessClass>* saved = active_;
     if (classes != nullptr) active_ = classes;
     VisitOp(op, state);
@@ -479,6 +488,9 @@ class OrderingAnalysis {
   // Forgets what the walk found since the last op of the kernel body, to
   // walk the next op again.
   void RetryTop() {
+    pair_bound_ = given_bound_;
+    bound_keeps_entries_ = given_keeps_entries_;
+    truncated_ = false;
     pairs_.clear();
     unfenced_.clear();
     loop_entry_.clear();
@@ -490,6 +502,10 @@ class OrderingAnalysis {
   // and whether the last VisitTop left ops unvisited for that.
   bool stopped() const { return stopped_; }
   bool skipped() const { return skipped_; }
+  // Whether the last VisitTop skipped the pairs of an op past the bound
+  // (StartWalk's, or the first pair within one iteration of a walk that
+  // stops there): what it found is then not all the op holds.
+  bool truncated() const { return truncated_; }
   std::set<UnorderedPair>& pairs() { return pairs_; }
   std::set<UnfencedPair>& unfenced() { return unfenced_; }
   // `op` was inserted or is about to be removed: what was derived from it
@@ -589,6 +605,16 @@ class OrderingAnalysis {
             (!proxy_ || IsGenericData(effect)));
   }
 
+  // Whether `op` comes after the pair bound; notes that pairs were skipped.
+  bool PastPairBound(const Op& op) {
+    if (pair_bound_ == nullptr || pair_bound_ == &op ||
+        !pair_bound_->IsBefore(op)) {
+      return false;
+    }
+    truncated_ = true;
+    return true;
+  }
+
   // Whether `op`, which the threads `executing` may run, runs in only one
   // of them.
   bool OneLaneOf(const Op& op, SetId executing) {
@@ -681,6 +707,10 @@ class OrderingAnalysis {
   void VisitRegion(const Region& region, State& state) {
     if (stopped_ && region.size() > 0) skipped_ = true;
     for (int i = 0; i < region.size() && !stopped_; ++i) {
+      // A walk of some classes follows only their entries, and makes none
+      // (the walk through every class already took the elections): once
+      // they are all ordered there is nothing left to follow.
+      if (active_ != nullptr && state.empty()) return;
       VisitOp(region.op(i), state);
       // Inside a loop, a later round of its fixed point can still find an
       // earlier access's pair (an async access's group changes stage around
@@ -1244,7 +1274,11 @@ class OrderingAnalysis {
     const Op* role = info.role;
     const bool one_lane = OneLaneOf(op, executing);
     if (proxy_) FindUnfenced(op, info, executing, one_lane, state);
-    for (int i = 0; i < static_cast<int>(effects.size()) && !proxy_; ++i) {
+    // Past the bound no pair is wanted: the walk only carries the state,
+    // and makes no entries when the wanted pairs are within one iteration.
+    const bool past_bound = !proxy_ && PastPairBound(op);
+    for (int i = 0;
+         i < static_cast<int>(effects.size()) && !proxy_ && !past_bound; ++i) {
       const MemoryEffect& effect = effects[i];
       if (!IsBlockMemory(effect) || info.ring_fill[i]) continue;
       for (const Entry& e : state) {
@@ -1272,6 +1306,12 @@ class OrderingAnalysis {
           // does not depend on the order of the state's entries.
           if (!key.is_carried() && options_.stop_at_first_same_iteration) {
             found_same_iteration_ = true;
+            // Inside a loop the walk goes on to the loop's fixed point, but
+            // only for pairs whose later access comes no later than this.
+            if (pair_bound_ == nullptr || op.IsBefore(*pair_bound_)) {
+              pair_bound_ = &op;
+              bound_keeps_entries_ = false;
+            }
           }
         }
       }
@@ -1285,6 +1325,10 @@ class OrderingAnalysis {
       // A walk of some classes only: this access's entries are as the last
       // full round left them.
       if (active_ != nullptr) continue;
+      // Past the bound an access's entry could only be the earlier access
+      // of a pair whose later one comes after the bound, or of a carried
+      // pair, and neither is wanted.
+      if (past_bound && !bound_keeps_entries_) continue;
       Entry entry;
       entry.key.op = &op;
       entry.key.effect = i;
@@ -1508,6 +1552,15 @@ class OrderingAnalysis {
   bool elections_scanned_ = false;
   bool stop_at_any_pair_ = false;
   bool skipped_ = false;
+  // Pairs whose later access comes after this op are not looked for: the
+  // caller's bound (given_bound_), or the earliest later access of a pair
+  // within one iteration that a stopping walk found inside a loop.
+  const Op* given_bound_ = nullptr;
+  const Op* pair_bound_ = nullptr;
+  // Whether accesses past the bound still make entries (for carried pairs).
+  bool given_keeps_entries_ = true;
+  bool bound_keeps_entries_ = true;
+  bool truncated_ = false;
 };
 
 // Program-order positions, for sorting and for locating pairs.
@@ -1536,6 +1589,24 @@ bool ProxyEdgesPossible(const Kernel& kernel) {
   return possible;
 }
 
+// Of pairs sorted by their later access, when one is within one iteration:
+// those within one iteration whose later access comes no later than the
+// first such pair's, what a walk that stops there is asked for. (It may
+// have found more, and inside a loop it skips the others.)
+void KeepUpToFirstSameIteration(std::vector<UnorderedPair>& sorted) {
+  auto first = std::find_if(sorted.begin(), sorted.end(),
+                            [](const UnorderedPair& p) { return !p.carried; });
+  if (first == sorted.end()) return;
+  const Op* last_wanted = first->second;
+  auto end = std::find_if(first, sorted.end(), [&](const UnorderedPair& p) {
+    return p.second != last_wanted;
+  });
+  sorted.erase(end, sorted.end());
+  sorted.erase(std::remove_if(sorted.begin(), sorted.end(),
+                              [](const UnorderedPair& p) { return p.carried; }),
+               sorted.end());
+}
+
 }  // namespace
 
 std::vector<UnorderedPair> FindUnorderedPairs(
@@ -1551,6 +1622,7 @@ std::vector<UnorderedPair> FindUnorderedPairs(
                      std::make_tuple(order[y.second], y.second_effect,
                                      order[y.first], y.first_effect, y.carried);
             });
+  if (options.stop_at_first_same_iteration) KeepUpToFirstSameIteration(pairs);
   return pairs;
 }
 
@@ -1790,6 +1862,7 @@ struct IncrementalOrdering::Impl {
           }
           step.whole_when_stopping = stop || !step.same_iteration;
           step.complete =
+              !analysis.truncated() &&
               !(any_only && (!step.pairs.empty() || !step.unfenced.empty()));
           return step;
         }
@@ -1807,7 +1880,8 @@ struct IncrementalOrdering::Impl {
     }
     // A walk that stopped after the op's last op still went through all
     // of it.
-    step.complete = !analysis.stopped() || (!any_only && !analysis.skipped());
+    step.complete = !analysis.truncated() &&
+                    (!analysis.stopped() || (!any_only && !analysis.skipped()));
     step.whole_when_stopping =
         !step.same_iteration || (stop && !analysis.skipped());
     return step;
@@ -1817,8 +1891,12 @@ struct IncrementalOrdering::Impl {
   // ops 0..`end` are known, or (`stop`) until a pair within one iteration
   // is found; true when it stopped there, with that op's pairs so far in
   // `partial`. An op the walk reaches with a kept transfer (Changed) is
-  // walked only for the accesses whose entries differ from it.
-  bool Extend(int end, bool stop, Findings* partial) {
+  // walked only for the accesses whose entries differ from it. `bound`:
+  // only the pairs whose later access comes no later than it are wanted
+  // (see StartWalk); an op whose other pairs were skipped stops the walk
+  // too, with its pairs in `partial`.
+  bool Extend(int end, bool stop, Findings* partial, const Op* bound = nullptr,
+              bool carried_wanted = true) {
     const Region& body = kernel.body();
     int k = static_cast<int>(checkpoints.size()) - 1;
     if (k >= end) return false;
@@ -1828,7 +1906,7 @@ struct IncrementalOrdering::Impl {
     if (checkpoints.capacity() < static_cast<size_t>(body.size()) + 1) {
       checkpoints.reserve(body.size() + body.size() / 4 + 1);
     }
-    analysis.StartWalk({}, stop, k);
+    analysis.StartWalk({}, stop, k, /*any_pair=*/false, bound, carried_wanted);
     State state = *checkpoints[k].before;
     for (; k < end; ++k) {
       const Op& op = body.op(k);
@@ -2114,6 +2192,7 @@ std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
                      std::make_tuple(path(y.second), y.second_effect,
                                      path(y.first), y.first_effect, y.carried);
             });
+  if (stop_at_first_same_iteration) KeepUpToFirstSameIteration(pairs);
   return pairs;
 }
 
@@ -2141,10 +2220,14 @@ std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
 
 bool IncrementalOrdering::Contains(const UnorderedPair& pair) {
   if (impl_->nothing_to_find) return false;
-  // A walk finds a pair at its later access.
+  // A walk finds a pair at its later access, and need not look for pairs
+  // after it (in a loop it still goes round to the fixed point).
   const int index = impl_->IndexOfTop(*pair.second);
-  Impl::Findings unused;
-  impl_->Extend(index + 1, /*stop=*/false, &unused);
+  Impl::Findings partial;
+  if (impl_->Extend(index + 1, /*stop=*/false, &partial, pair.second,
+                    /*carried_wanted=*/pair.carried)) {
+    return partial.pairs.count(pair) > 0;
+  }
   return impl_->checkpoints[index].findings().pairs.count(pair) > 0;
 }
 

@@ -112,10 +112,14 @@ struct SyncAnalysisOptions {
   const ConflictAnalysis* conflicts = nullptr;
   // Stop after the first access (in program order) that is unordered with
   // an earlier access of the same iteration, or after the outermost loop
-  // holding it: the result then holds every pair whose later access comes
-  // no later (so the earliest pair within one iteration among them) rather
-  // than every pair. Enough for a caller that orders the earliest such
-  // pair first, or asks only whether any pair is left.
+  // holding it: when there is such a pair, the result is then the pairs
+  // within one iteration at that access (the earliest), not every pair.
+  // Inside a loop the walk still goes round to the fixed point (a later
+  // round can find an earlier pair), but past the earliest such access it
+  // has found it looks for no pairs and makes no entries, so a long
+  // unordered loop body costs a walk, not a pair per two of its accesses.
+  // Enough for a caller that orders the earliest such pair first, or asks
+  // only whether any pair is left.
   bool stop_at_first_same_iteration = false;
   // Every round of a loop's fixed point walks every access, not only those
   // whose state at the top of the body changed since the last round: the
@@ -193,8 +197,9 @@ class IncrementalOrdering {
       bool stop_at_first_same_iteration = false);
   std::vector<UnfencedPair> UnfencedPairs(
       const std::set<const Op*>& ignored = {});
-  // Whether UnorderedPairs() holds `pair`; walks only as far as its later
-  // access.
+  // Whether UnorderedPairs() holds `pair`; looks for pairs only as far as
+  // its later access (round the loops holding it to their fixed point),
+  // and for one within one iteration follows no access after it.
   bool Contains(const UnorderedPair& pair);
   // Whether the query with `ignored` finds anything (stops at the first
   // pair). Answers to queries that ignore ops are kept until the next

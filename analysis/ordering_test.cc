@@ -87,6 +87,19 @@ TEST(IncrementalOrderingTest, StraightLineMatchesWalksFromScratch) {
   }
 }
 
+// The same units inside one loop: the walks that stop at the earliest
+// pair within one iteration, and those asking for one pair, skip what
+// comes after it in the loop, and still answer as walks from scratch.
+TEST(IncrementalOrderingTest, LoopBodyMatchesWalksFromScratch) {
+  std::string text = StraightKernel(9);
+  const size_t body = text.find("  store");
+  text.insert(body, "  for %outer = %c0 to %c2 step %c1 {\n");
+  text.insert(text.rfind('}'), "  }\n");
+  for (int seed = 1; seed <= 3; ++seed) {
+    CheckAgainstScratch(text, 20, std::nullopt, seed);
+  }
+}
+
 TEST(IncrementalOrderingTest, ExamplesMatchWalksFromScratch) {
   for (const char* name : {"epilogue.kir", "transpose.kir", "ws_gemm.kir",
                            "ws_gemm.lowered.kir"}) {
