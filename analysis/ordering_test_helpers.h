@@ -85,9 +85,9 @@ inline void ExpectIncrementalMatchesScratch(Kernel& kernel, int steps,
         EXPECT_TRUE(ordering.Contains(pair));
       }
       // Asked first, before a walk of the whole kernel is kept (for about
-      // eight pairs of each answer, and those of the last answer that
+      // four pairs of each answer, and those of the last answer that
       // barriers have ordered since).
-      const size_t stride = std::max<size_t>(1, expected.size() / 8);
+      const size_t stride = std::max<size_t>(1, expected.size() / 4);
       for (size_t i = 0; i < expected.size(); i += stride) {
         IncrementalOrdering first_question(kernel, options);
         EXPECT_TRUE(first_question.Contains(expected[i]));
@@ -98,7 +98,7 @@ inline void ExpectIncrementalMatchesScratch(Kernel& kernel, int steps,
       std::set_difference(last_answer.begin(), last_answer.end(),
                           answer.begin(), answer.end(),
                           std::back_inserter(ordered_since));
-      const size_t every = std::max<size_t>(1, ordered_since.size() / 8);
+      const size_t every = std::max<size_t>(1, ordered_since.size() / 4);
       for (size_t i = 0; i < ordered_since.size(); i += every) {
         IncrementalOrdering first_question(kernel, options);
         EXPECT_FALSE(first_question.Contains(ordered_since[i]));

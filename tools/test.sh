@@ -16,8 +16,8 @@
 # Ends with "N passed, N failed" (each ctest test and each fuzz step counts
 # once; a build that fails counts as one failure and skips what needs it) and
 # exits non-zero if anything failed. Each step prints how long it took. A
-# failing fuzz input is kept under build-san/crashes/; copy it into the
-# fuzzer's regressions directory (tools/fuzz/regressions/ or
+# failing fuzz input is kept under build-san/crashes/<fuzzer>/; copy it into
+# the fuzzer's regressions directory (tools/fuzz/regressions/ or
 # tools/fuzz/pass_regressions/).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -88,12 +88,13 @@ else
 fi
 
 # --- fuzzing -------------------------------------------------------------------
-# report_crash LOG REGRESSIONS: shows the failure report and every saved input.
+# report_crash LOG REGRESSIONS ARTIFACTS: shows the failure report and every
+# saved input.
 report_crash() {
   grep -E -A 30 '^==[0-9]+== ?ERROR|^kir_(pass_)?fuzz: |runtime error|^ALARM|out-of-memory|internal error' "$1" |
     head -n 80 >&2 || kir_show_log_tail "$1"
   local input
-  for input in "$crashes"/*; do
+  for input in "$3"/*; do
     [[ -f $input ]] || continue
     printf 'failing input %s (%s bytes), as characters:\n' "$input" \
       "$(wc -c <"$input")" >&2
@@ -127,29 +128,24 @@ seed_corpus() {
 
 # fuzz NAME SECONDS REGRESSIONS SEEDS [FLAG...]: runs build-san/tools/fuzz/NAME
 # for SECONDS, seeded with testdata (SEEDS: raw or verified, see
-# seed_corpus) and REGRESSIONS.
+# seed_corpus) and REGRESSIONS; prints its report and returns its status.
+# New inputs go into the first directory; the regressions are read only.
 fuzz() {
   local name=$1 seconds=$2 regressions=$3 how=$4
   shift 4
-  local corpus=build-san/corpus-$name
+  local corpus=build-san/corpus-$name artifacts=$crashes/$name
+  local log=$KIR_LOGS/$name.log status=0
+  mkdir -p "$artifacts"
   seed_corpus "$corpus" "$how"
-  local seeds
-  seeds=$(find "$corpus" -type f | wc -l)
-
-  local log=$KIR_LOGS/$name.log
-  kir_note "$name: ${seconds}s from $seeds seeds and $regressions (log: ${log#"$KIR_ROOT"/})"
-  # New inputs go into the first directory; the regressions are read only.
-  local status=0
-  if "build-san/tools/fuzz/$name" -dict=build-san/tools/fuzz/kir.dict \
-      -artifact_prefix="$crashes/" -max_total_time="$seconds" \
-      -print_final_stats=1 "$@" "$corpus" "$regressions" >"$log" 2>&1; then
-    passed=$((passed + 1))
-  else
+  kir_note "$name: ${seconds}s from $(find "$corpus" -type f | wc -l) seeds and $regressions (log: ${log#"$KIR_ROOT"/})"
+  "build-san/tools/fuzz/$name" -dict=build-san/tools/fuzz/kir.dict \
+    -artifact_prefix="$artifacts/" -max_total_time="$seconds" \
+    -print_final_stats=1 "$@" "$corpus" "$regressions" >"$log" 2>&1 ||
+    status=$?
+  if ((status != 0)); then
     printf 'error: %s found a failing input (log: %s)\n' "$name" \
       "${log#"$KIR_ROOT"/}" >&2
-    report_crash "$log" "$regressions"
-    failed=$((failed + 1))
-    status=1
+    report_crash "$log" "$regressions" "$artifacts"
   fi
   # The last status line has the coverage, the final stats the executions.
   grep -E '^#[0-9]+' "$log" | tail -n 1 || true
@@ -173,20 +169,44 @@ check_pass_reach() {
   fi
 }
 
+# count_fuzz STATUS_FILE: counts one fuzz step from the status it left.
+count_fuzz() {
+  if [[ $(cat "$1" 2>/dev/null) == 0 ]]; then
+    passed=$((passed + 1))
+    return 0
+  fi
+  failed=$((failed + 1))
+  return 1
+}
+
 if ((san_built)); then
-  timed "fuzz round trip" fuzz kir_fuzz "${KIR_FUZZ_SECONDS:-40}" \
-    tools/fuzz/regressions raw -timeout=10 || true
+  # The two fuzzers run at the same time, one core each (libFuzzer uses
+  # one), and report in turn.
+  fuzz_start=$SECONDS
+  ( status=0
+    fuzz kir_fuzz "${KIR_FUZZ_SECONDS:-40}" tools/fuzz/regressions raw \
+      -timeout=10 >"$KIR_LOGS/kir_fuzz.report" 2>&1 || status=$?
+    echo "$status" >"$KIR_LOGS/kir_fuzz.status" ) &
   # Every input that verifies runs through seven pipelines, about fifteen
   # times slower under the sanitizers than in a Release build: inputs are
   # kept to 4 KiB (the larger examples are left to the goldens) and an
   # input may take 30 s before it counts as a hang.
   seeds=verified
   [[ -x build-ci/tools/kir-opt/kir-opt ]] || seeds=raw
+  ( status=0
+    fuzz kir_pass_fuzz "${KIR_PASS_FUZZ_SECONDS:-60}" \
+      tools/fuzz/pass_regressions "$seeds" -timeout=30 -max_len=4096 \
+      >"$KIR_LOGS/kir_pass_fuzz.report" 2>&1 || status=$?
+    echo "$status" >"$KIR_LOGS/kir_pass_fuzz.status" ) &
+  wait
+  cat "$KIR_LOGS/kir_fuzz.report"
+  count_fuzz "$KIR_LOGS/kir_fuzz.status" || true
+  cat "$KIR_LOGS/kir_pass_fuzz.report"
   # A run cut short by a finding has no count (and has failed already).
-  if timed "fuzz passes" fuzz kir_pass_fuzz "${KIR_PASS_FUZZ_SECONDS:-60}" \
-      tools/fuzz/pass_regressions "$seeds" -timeout=30 -max_len=4096; then
+  if count_fuzz "$KIR_LOGS/kir_pass_fuzz.status"; then
     check_pass_reach
   fi
+  kir_note "fuzzing: $((SECONDS - fuzz_start)) s"
 fi
 
 echo "$passed passed, $failed failed"
