@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "ir/effects.h"
+#include "ir/sanitizers.h"
 
 namespace kir {
 namespace {
@@ -96,7 +97,7 @@ TEST(IncrementalOrderingTest, LoopBodyMatchesWalksFromScratch) {
   text.insert(body, "  for %outer = %c0 to %c2 step %c1 {\n");
   text.insert(text.rfind('}'), "  }\n");
   for (int seed = 1; seed <= 2; ++seed) {
-    CheckAgainstScratch(text, 20, std::nullopt, seed);
+    CheckAgainstScratch(text, SanitizerScaled(20), std::nullopt, seed);
   }
 }
 
