@@ -144,10 +144,6 @@ struct ExecSet {
   bool one_warp = false;
 };
 
-bool IsIntegerScalar(const Type& type) {
-  return type.is_scalar() && IsInteger(type.dtype());
-}
-
 // Ops whose result is a pure per-thread function of their operands, so that
 // uniformity of the operands over a set of threads carries over (sources
 // such as `const` and index queries have no operands and are handled apart).
@@ -430,7 +426,7 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
   switch (op.kind()) {
     case OpKind::kConst: {
       const Attribute* value = op.has_value() ? &op.value() : nullptr;
-      if (value != nullptr && IsIntegerScalar(type) && value->is_integral &&
+      if (value != nullptr && type.is_integer_scalar() && value->is_integral &&
           FitsType(value->int_value, type)) {
         state = Exact(Filled(value->int_value));
       } else {
@@ -528,12 +524,12 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
       {
         // Exact when every operand is.
         std::vector<const ValueState*> args;
-        bool all_exact = IsIntegerScalar(type);
+        bool all_exact = type.is_integer_scalar();
         for (int i = 0; i < op.num_operands(); ++i) {
           const ValueState* arg = Find(op.operand_value(i));
           args.push_back(arg);
           all_exact = all_exact && arg != nullptr && arg->exact() &&
-                      IsIntegerScalar(op.operand_value(i)->type());
+                      op.operand_value(i)->type().is_integer_scalar();
         }
         if (all_exact && !args.empty()) {
           // Threads that never run the definition never use the value
@@ -562,7 +558,7 @@ void ThreadAnalysis::Impl::ComputeResult(const Op& op, const Bits& exec) {
         const OpKind kind = op.kind();
         if ((kind == OpKind::kAdd || kind == OpKind::kSub) &&
             args.size() == 2 && args[0] && args[1] &&
-            (args[0]->part || args[1]->part) && IsIntegerScalar(type)) {
+            (args[0]->part || args[1]->part) && type.is_integer_scalar()) {
           const Vec* a = args[0]->part.get();
           const Vec* b = args[1]->part.get();
           Vec sum(universe_size, 0);

@@ -16,15 +16,10 @@
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "parser/parser.h"
+#include "parser/testing/parse_for_test.h"
 
 namespace kir {
 namespace {
-
-std::unique_ptr<Module> Parse(absl::string_view text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
-  EXPECT_TRUE(module.ok()) << module.status();
-  return module.ok() ? std::move(*module) : nullptr;
-}
 
 // The op defining `%name`, or the `skip`-th op with mnemonic `name`.
 const Op* FindOp(const Module& module, absl::string_view mnemonic,
@@ -78,7 +73,7 @@ TEST(ThreadSetTest, Basics) {
 }
 
 TEST(ThreadAnalysisTest, TidXBelow32InTwoDimensionalBlockIsWarpUniform) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k () block(128, 2) {
   %tx = thread.id x : index
   %c32 = const 32 : index
@@ -110,7 +105,7 @@ kernel @k () block(128, 2) {
 }
 
 TEST(ThreadAnalysisTest, TidXBelow48IsNotWarpUniform) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k () block(128) {
   %tx = thread.id x : index
   %c48 = const 48 : index
@@ -131,7 +126,7 @@ kernel @k () block(128) {
 }
 
 TEST(ThreadAnalysisTest, ElectInRoleOfFourWarpsIsNotSingleThread) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k () block(256) {
   role @producer warps[4, 8) {
     %e = elect.sync : i1
@@ -172,7 +167,7 @@ kernel @k () block(256) {
 }
 
 TEST(ThreadAnalysisTest, ElectUnderWarpZeroIsSingleUnderTidBelow64IsNot) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k () block(128) {
   %w = warp.id : index
   %tx = thread.id x : index
@@ -214,7 +209,7 @@ kernel @k () block(128) {
 }
 
 TEST(ThreadAnalysisTest, SingleThreadByExactGuard) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k () block(32, 4) {
   %bar = alloc.shared : shared mbarrier[1]
   %tx = thread.id x : index
@@ -241,7 +236,7 @@ kernel @k () block(32, 4) {
 }
 
 TEST(ThreadAnalysisTest, ScopesOfLeaves) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k sizes(%N) (%x: global f32[%N], %s: index) grid(8) block(96) cluster(2) {
   %c0 = const 0 : index
   %c1 = const 1 : index
@@ -299,7 +294,7 @@ kernel @k sizes(%N) (%x: global f32[%N], %s: index) grid(8) block(96) cluster(2)
 }
 
 TEST(ThreadAnalysisTest, AffinePartsKeepUnknownOffsetsAnalysable) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k sizes(%N, %M) () block(128, 2) {
   %tx = thread.id x : index
   %w = warp.id : index
@@ -329,7 +324,7 @@ kernel @k sizes(%N, %M) () block(128, 2) {
 }
 
 TEST(ThreadAnalysisTest, TidXOver32IsNotWarpUniformWhenRowsStraddleWarps) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k () block(48, 2) {
   %tx = thread.id x : index
   %c32 = const 32 : index
@@ -342,7 +337,7 @@ kernel @k () block(48, 2) {
 }
 
 TEST(ThreadAnalysisTest, UnknownBlockShapeStillKnowsWarpIds) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k sizes(%B) () block(%B) {
   %w = warp.id : index
   %tx = thread.id x : index
@@ -376,7 +371,7 @@ kernel @k sizes(%B) () block(%B) {
 }
 
 TEST(ThreadAnalysisTest, RolesAsGuards) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k () block(384) {
   role @all warps[0, 12) {
     barrier.block
@@ -409,7 +404,7 @@ kernel @k () block(384) {
 }
 
 TEST(ThreadAnalysisTest, ConditionUniformOverTheRoleOnly) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k () block(256) {
   %w = warp.id : index
   %c4 = const 4 : index
@@ -437,7 +432,7 @@ kernel @k () block(256) {
 // decide, all 256 may arrive and a generation needs all of them: a thread
 // that does not come deadlocks the others, it cannot make them disagree.
 TEST(ThreadAnalysisTest, BarrierReductionIsUniformOverItsParticipants) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k (%g: global i32[4]) block(256) {
   %c0 = const 0 : index
   %tid = thread.id x : index
@@ -471,7 +466,7 @@ kernel @k (%g: global i32[4]) block(256) {
 }
 
 TEST(ThreadAnalysisTest, LoopBoundsAndEarlyReturnsGuard) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k sizes(%N) () block(128) {
   %tx = thread.id x : index
   %c0 = const 0 : index
@@ -507,7 +502,7 @@ kernel @k sizes(%N) () block(128) {
 }
 
 TEST(ThreadAnalysisTest, ValuesInsideGuardsAreUniformOverReachingThreads) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k () block(48) {
   %tx = thread.id x : index
   %c16 = const 16 : index
@@ -606,14 +601,14 @@ using ExprPtr = std::shared_ptr<Expr>;
 
 constexpr int kNumSizes = 3;
 
-struct Env {
+struct LaunchEnv {
   int64_t bx = 1, by = 1, bz = 1;
   std::vector<int64_t> sizes;
   int64_t block_id = 0;
   int threads() const { return static_cast<int>(bx * by * bz); }
 };
 
-int64_t Eval(const Expr& e, int t, const Env& env) {
+int64_t Eval(const Expr& e, int t, const LaunchEnv& env) {
   switch (e.kind) {
     case Expr::kConst:
       return e.value;
@@ -943,9 +938,9 @@ TEST(ThreadAnalysisRandomTest, AgreesWithBruteForce) {
     // Brute force over samples of the unknowns.
     PerSample p1_vals, inner_vals, p2_vals;
     ReachSample all_reach, p1_reach;
-    std::vector<Env> envs;
+    std::vector<LaunchEnv> envs;
     for (int s = 0; s < kSizeSamples; ++s) {
-      Env env;
+      LaunchEnv env;
       env.bx = symbolic_shape ? kWidths[gen.Uniform(0, 12)] : bx;
       env.by = by;
       env.bz = bz;

@@ -120,10 +120,6 @@ bool IsArithmeticType(const Type& type) {
          type.dtype() != DType::kMbarrier;
 }
 
-bool IsIntegerScalar(const Type& type) {
-  return type.is_scalar() && IsInteger(type.dtype());
-}
-
 bool IsSixteenBit(DType dtype) {
   return dtype == DType::kF16 || dtype == DType::kBF16;
 }
@@ -1124,7 +1120,7 @@ void Verifier::CheckOp(const Op& op) {
       CheckStoreRemote(op);
       break;
     case OpKind::kMbarrierWait:
-      if (!IsIntegerScalar(op.operand_value(1)->type())) {
+      if (!op.operand_value(1)->type().is_integer_scalar()) {
         Fail(op, kMbarrierOperand)
             << "mbarrier.wait phase must be an integer scalar, got "
             << op.operand_value(1)->type().ToString();
@@ -1983,7 +1979,7 @@ void Verifier::CheckBarrierReduction(const Op& op) {
 void Verifier::CheckRemoteRank(const Op& op) {
   const int rank_slot = op.kind() == OpKind::kStoreRemote ? 3 : 1;
   const Type& rank = op.operand_value(rank_slot)->type();
-  if (!rank.is_index() && !IsIntegerScalar(rank)) {
+  if (!rank.is_index() && !rank.is_integer_scalar()) {
     Fail(op, kRemoteArrive)
         << op.mnemonic() << " CTA rank must be index or an integer scalar, got "
         << rank.ToString();

@@ -736,6 +736,11 @@ bool CanIssuePredicated(const Op& if_op, std::string* why) {
   return true;
 }
 
+bool IsPlainComputation(const Op& op) {
+  return !FactsOf(op.kind()).has_side_effects && op.num_regions() == 0 &&
+         MemoryEffectsOf(op).empty();
+}
+
 bool HoldsSingleIssue(const Region& region) {
   for (const auto& op : region.ops()) {
     if (FactsOf(op->kind()).exec == ExecClass::kSingleIssue) return true;

@@ -212,6 +212,10 @@ void SetEffectsFaultForTesting(EffectsFault fault);
 bool CanIssuePredicated(const Op& if_op, std::string* why = nullptr);
 // Whether an op of `region` (not nested deeper) is single-issue.
 bool HoldsSingleIssue(const Region& region);
+// Whether `op` is computation only: no memory access, no synchronization or
+// other side effect, no regions. The sync passes move barriers and fences
+// over such ops.
+bool IsPlainComputation(const Op& op);
 
 // Whether `op` is a proxy fence (`fence.proxy.async`) that orders accesses
 // of `space` between the generic and the async proxy: `all` orders shared

@@ -12,15 +12,10 @@
 #include "ir/builder.h"
 #include "ir/testing/heap_count.h"
 #include "parser/parser.h"
+#include "parser/testing/parse_for_test.h"
 
 namespace kir {
 namespace {
-
-std::unique_ptr<Module> Parse(absl::string_view text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
-  EXPECT_TRUE(module.ok()) << module.status();
-  return module.ok() ? std::move(*module) : nullptr;
-}
 
 // The first op with `mnemonic` in the module's first kernel.
 const Op* FindOp(const Module& module, absl::string_view mnemonic,
@@ -157,7 +152,7 @@ TEST(EffectsTest, EveryOpKindHasConsistentFacts) {
 // `predicated` is legal on an election whose body has predicated forms
 // only; the reason names what is wrong otherwise.
 TEST(EffectsTest, PredicatedIssueNeedsElectionAndPredicableBody) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k(%g: global f32[32]) block(32) {
   %c0 = const 0 : index
   %one = const 1.0 : f32
@@ -321,7 +316,7 @@ kernel @memory sizes(%M, %N) (
 )";
 
 TEST(EffectsTest, DescribesEveryMemoryAndSyncOp) {
-  std::unique_ptr<Module> module = Parse(kMemoryKernel);
+  std::unique_ptr<Module> module = ParseForTest(kMemoryKernel);
   ASSERT_NE(module, nullptr);
   std::string text;
   Walk(module->kernels[0]->body(), [&](const Op& op) {
@@ -449,7 +444,7 @@ exec warpgroup-collective, side-effects
 }
 
 TEST(EffectsTest, TmaAccessesTheMappedTensor) {
-  std::unique_ptr<Module> module = Parse(kMemoryKernel);
+  std::unique_ptr<Module> module = ParseForTest(kMemoryKernel);
   ASSERT_NE(module, nullptr);
   const Kernel& kernel = *module->kernels[0];
   const Op* load = FindOp(*module, "tma.load");
@@ -471,7 +466,7 @@ TEST(EffectsTest, TmaAccessesTheMappedTensor) {
 }
 
 TEST(EffectsTest, TmaBoxFoldsIntoLowerRankSharedBuffer) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @fold (%A: global f16[8, 64, 64], %map: tensormap f16[2, 32, 64] of %A)
     block(128) {
   %c0 = const 0 : index
@@ -488,7 +483,7 @@ kernel @fold (%A: global f16[8, 64, 64], %map: tensormap f16[2, 32, 64] of %A)
 }
 
 TEST(EffectsTest, PureOpsHaveNoEffects) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @pure (%n: index) block(32) {
   %t = thread.id x : index
   %a = add %t, %n : index
@@ -522,7 +517,7 @@ TEST(EffectsTest, LoadIsReadOnlyButNotSideEffecting) {
 TEST(EffectsTest, OneEffectOfSmallRankAllocatesNothing) {
   if (!HeapCounting())
     GTEST_SKIP() << "the sanitizers' allocator is not counted";
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k(%g: global f32[256, 64]) block(128) {
   %tx = thread.id x : index
   %c0 = const 0 : index

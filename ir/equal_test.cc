@@ -9,21 +9,15 @@
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "parser/parser.h"
+#include "parser/testing/parse_for_test.h"
 
 namespace kir {
 namespace {
 
-std::unique_ptr<Module> Parse(const std::string& text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  if (!module.ok()) return std::make_unique<Module>();
-  return *std::move(module);
-}
-
 // Returns "" when equal, else the reported difference.
 std::string Difference(const std::string& a, const std::string& b) {
-  std::unique_ptr<Module> module_a = Parse(a);
-  std::unique_ptr<Module> module_b = Parse(b);
+  std::unique_ptr<Module> module_a = ParseOrEmptyForTest(a);
+  std::unique_ptr<Module> module_b = ParseOrEmptyForTest(b);
   std::string why;
   const bool equal = StructurallyEqual(*module_a, *module_b, &why);
   if (equal) {
@@ -203,14 +197,14 @@ TEST(StructurallyEqualTest, BuiltAndParsedModulesCompareEqual) {
   OpBuilder b(kernel.body());
   Value* c = b.Constant(3, DType::kI32, "c");
   b.Binary(OpKind::kAdd, c, c, "sum");
-  std::unique_ptr<Module> parsed = Parse(
+  std::unique_ptr<Module> parsed = ParseOrEmptyForTest(
       "kernel @k() grid(1) block(1) {\n  %c = const 3 : i32\n"
       "  %sum = add %c, %c : i32\n}\n");
   std::string why;
   EXPECT_TRUE(StructurallyEqual(built, *parsed, &why)) << why;
   EXPECT_TRUE(StructurallyEqual(*parsed, built, &why)) << why;
   // A null `why` is allowed.
-  std::unique_ptr<Module> other = Parse("kernel @k() { }");
+  std::unique_ptr<Module> other = ParseOrEmptyForTest("kernel @k() { }");
   EXPECT_FALSE(StructurallyEqual(built, *other));
 }
 

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "ir/shared_memory_plan.h"
 #include "parser/parser.h"
+#include "parser/testing/parse_for_test.h"
 
 #if defined(KIR_HAVE_CUDA_OCCUPANCY)
 #include <cuda_occupancy.h>
@@ -18,12 +19,6 @@
 
 namespace kir {
 namespace {
-
-std::unique_ptr<Module> Parse(absl::string_view text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
-  EXPECT_TRUE(module.ok()) << module.status();
-  return module.ok() ? std::move(*module) : nullptr;
-}
 
 const Op* Alloc(const Kernel& kernel, absl::string_view name) {
   for (const Op* alloc : SharedAllocations(kernel)) {
@@ -34,7 +29,7 @@ const Op* Alloc(const Kernel& kernel, absl::string_view name) {
 }
 
 TEST(SharedLayoutTest, ExplicitOffsetsStayAndTheRestFollowInProgramOrder) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k() block(128) {
   %bars = alloc.shared {align = 8, offset = 0} : shared mbarrier[4]
   %tile = alloc.shared {align = 128, swizzle = 128} : shared bf16[64, 64]
@@ -56,7 +51,7 @@ kernel @k() block(128) {
 }
 
 TEST(SharedLayoutTest, HugeShapesAndOffsetsSaturateInsteadOfOverflowing) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k() block(32) {
   %a = alloc.shared : shared f32[4611686018427387904, 4611686018427387904]
   %b = alloc.shared {offset = 9223372036854775792} : shared f32[4]
@@ -71,7 +66,7 @@ kernel @k() block(32) {
 // Hardware barriers in use: barrier 0 for barrier.block, and every named
 // barrier id up to the highest, barrier.red's included.
 TEST(OccupancyTest, BarriersUsedCountsEveryBarrierOp) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k() block(128) {
   %c0 = const 0 : index
   %tid = thread.id x : index
@@ -178,7 +173,7 @@ std::string Lifetime(const Kernel& kernel, const SharedLifetimes& lifetimes,
 }
 
 TEST(SharedLifetimesTest, AccessesWidenToTheTopLevelOpAroundThem) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k(%out: global f32[128]) block(128) {
   %c0 = const 0 : index
   %c1 = const 1 : index
@@ -245,7 +240,7 @@ kernel @k sizes(%n) (%x: global f32[%n, 32], %y: global f32[%n, 32],
 )";
 
 TEST(SharedLifetimesTest, AsyncAccessesLastUntilTheirWaits) {
-  std::unique_ptr<Module> module = Parse(kAsyncKernel);
+  std::unique_ptr<Module> module = ParseForTest(kAsyncKernel);
   const Kernel& kernel = *module->kernels[0];
   const SharedLifetimes lifetimes(kernel, {});
   // The load into %in at 6 ends at the wait at 8 (and the read at 9).
@@ -257,7 +252,7 @@ TEST(SharedLifetimesTest, AsyncAccessesLastUntilTheirWaits) {
 }
 
 TEST(SharedLifetimesTest, UncommittedAsyncAccessesLiveToTheEndUnlessAsked) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k sizes(%n) (%y: global f32[%n, 32],
     %y_map: tensormap f32[32, 32] of %y) block(128) {
   %c0 = const 0 : index
@@ -283,7 +278,7 @@ kernel @k sizes(%n) (%y: global f32[%n, 32],
 // role from its start to that wait; a role between two live points holds
 // the allocation throughout.
 TEST(SharedLifetimesTest, RolesAndStageLoads) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k sizes(%n) (%x: global f32[%n, 32], %out: global f32[256],
     %x_map: tensormap f32[32, 32] of %x) block(256) {
   %c0 = const 0 : index
@@ -332,7 +327,7 @@ kernel @k sizes(%n) (%x: global f32[%n, 32], %out: global f32[256],
 }
 
 TEST(SharedLayoutPlanTest, LargestFirstLowestOffsetAndFallback) {
-  std::unique_ptr<Module> module = Parse(R"(
+  std::unique_ptr<Module> module = ParseForTest(R"(
 kernel @k(%out: global f32[128]) block(128) {
   %small = alloc.shared : shared f32[128]
   %big = alloc.shared {align = 1024} : shared f32[1024]

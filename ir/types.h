@@ -111,6 +111,7 @@ class Type {
   bool is_token() const { return kind_ == Kind::kToken; }
   bool is_scalar(DType dtype) const { return is_scalar() && dtype_ == dtype; }
   bool is_index() const { return is_scalar(DType::kIndex); }
+  bool is_integer_scalar() const { return is_scalar() && IsInteger(dtype_); }
 
   // Scalar type, vector or buffer element type, tensor map element type.
   DType dtype() const { return dtype_; }

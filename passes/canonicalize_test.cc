@@ -31,11 +31,6 @@ std::string Canonicalized(absl::string_view text,
   return PrintModule(**module);
 }
 
-int64_t Counter(const PassStatistics& stats, const std::string& name) {
-  auto it = stats.counters().find(name);
-  return it == stats.counters().end() ? -1 : it->second;
-}
-
 // The values of every `const` in the kernel, in program order.
 std::vector<int64_t> ConstantValues(const Kernel& kernel) {
   std::vector<int64_t> values;
@@ -82,7 +77,7 @@ TEST(CanonicalizeTest, FoldsBuiltArithmeticToOneConstant) {
   // 6 and 7 go with the ops that used them; 42 is created and then folded
   // into 49.
   EXPECT_EQ(ConstantValues(kernel), (std::vector<int64_t>{0, 49}));
-  EXPECT_EQ(Counter(stats, "folded"), 2);
+  EXPECT_EQ(stats.Get("folded"), 2);
   const Op& store = kernel.body().op(kernel.body().size() - 1);
   ASSERT_EQ(store.kind(), OpKind::kStore);
   EXPECT_EQ(store.operand_value(1)->name(), "c49");
@@ -172,7 +167,7 @@ kernel @k(%out: global f32[64]) block(32) {
   EXPECT_NE(printed.find("%b = add %tid, %c5 : index"), std::string::npos)
       << printed;
   EXPECT_EQ(printed.find("%a ="), std::string::npos) << printed;
-  EXPECT_EQ(Counter(stats, "reassociated"), 1);
+  EXPECT_EQ(stats.Get("reassociated"), 1);
 }
 
 TEST(CanonicalizeTest, DeduplicatesConstantsKeepingTheFirst) {
@@ -191,7 +186,7 @@ kernel @k(%out: global f32[64]) block(32) {
   EXPECT_NE(printed.find("store %out[%first], %f\n  store %out[%first], %f"),
             std::string::npos)
       << printed;
-  EXPECT_EQ(Counter(stats, "constants-deduplicated"), 1);
+  EXPECT_EQ(stats.Get("constants-deduplicated"), 1);
 }
 
 TEST(CanonicalizeTest, InlinesConstantIfAndDropsZeroTripLoop) {
@@ -215,8 +210,8 @@ kernel @k(%out: global f32[64]) block(32) {
   EXPECT_EQ(printed.find("if "), std::string::npos) << printed;
   EXPECT_EQ(printed.find("for "), std::string::npos) << printed;
   EXPECT_NE(printed.find("store %out[%c2], %f"), std::string::npos) << printed;
-  EXPECT_EQ(Counter(stats, "dead-ifs"), 1);
-  EXPECT_EQ(Counter(stats, "dead-loops"), 1);
+  EXPECT_EQ(stats.Get("dead-ifs"), 1);
+  EXPECT_EQ(stats.Get("dead-loops"), 1);
 }
 
 TEST(CanonicalizeTest, ReportsEveryCounterEvenWhenZero) {

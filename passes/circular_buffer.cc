@@ -36,7 +36,7 @@
 namespace kir {
 namespace {
 
-constexpr char kPassName[] = "circular-buffer";
+constexpr char kCircularBufferPassName[] = "circular-buffer";
 constexpr int64_t kRegisterFileSize = 65536;
 constexpr int64_t kMaxBlockThreads = 1024;
 constexpr int kWarpgroupThreads = 128;
@@ -181,7 +181,7 @@ class ConstantPool {
     }
     if (inserted_at != nullptr) *inserted_at = index;
     OpBuilder builder(body, index);
-    builder.set_provenance(Provenance{kPassName, {}});
+    builder.set_provenance(Provenance{kCircularBufferPassName, {}});
     Value* constant = builder.Constant(
         value, DType::kIndex,
         absl::StrCat("c", value < 0 ? "m" : "", value < 0 ? -value : value));
@@ -1086,7 +1086,7 @@ class Rewriter {
         context_(context),
         plan_(std::move(plan)),
         constants_(constants),
-        provenance_{kPassName, {plan_.marked()->loc()}} {}
+        provenance_{kCircularBufferPassName, {plan_.marked()->loc()}} {}
 
   absl::Status Run() {
     CountUses();

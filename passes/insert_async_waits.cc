@@ -42,7 +42,7 @@
 namespace kir {
 namespace {
 
-constexpr char kPassName[] = "insert-async-waits";
+constexpr char kInsertAsyncWaitsPassName[] = "insert-async-waits";
 constexpr char kCommitsInserted[] = "commits-inserted";
 constexpr char kWaitsInserted[] = "waits-inserted";
 constexpr char kWaitsInFlight[] = "waits-leaving-groups-in-flight";
@@ -262,18 +262,18 @@ std::vector<Guard> GuardsOf(const Region* region) {
 }
 
 // A point in a region: before op `index` (`index == size()`: the end).
-struct Position {
+struct RegionPoint {
   Region* region = nullptr;
   int index = 0;
 };
 
-Position Before(const Op& op) {
+RegionPoint Before(const Op& op) {
   Region* region = op.parent_region();
-  return Position{region, region->IndexOf(&op)};
+  return RegionPoint{region, region->IndexOf(&op)};
 }
 
 // Whether `value` can be used at `pos`.
-bool IsVisibleAt(const Value* value, Position pos) {
+bool IsVisibleAt(const Value* value, RegionPoint pos) {
   switch (value->kind()) {
     case Value::Kind::kSize:
     case Value::Kind::kParam:
@@ -642,7 +642,7 @@ class AsyncWaitInserter {
       }
       OpBuilder builder(region, last + 1);
       builder.set_loc(region.op(last).loc());
-      Provenance provenance{kPassName, {}};
+      Provenance provenance{kInsertAsyncWaitsPassName, {}};
       for (const Op* issuer : issuers) {
         provenance.because.push_back(issuer->loc());
       }
@@ -708,7 +708,8 @@ class AsyncWaitInserter {
     while (index > 0 && IsTransparent(region.op(index - 1))) --index;
     OpBuilder builder(region, index);
     builder.set_loc(because.loc());
-    builder.set_provenance(Provenance{kPassName, {because.loc()}});
+    builder.set_provenance(
+        Provenance{kInsertAsyncWaitsPassName, {because.loc()}});
     builder.Create(*fence_kind_, {});
     context_.stats.Add(kFencesInserted);
   }
@@ -947,7 +948,7 @@ class AsyncWaitInserter {
 
   // Whether the group instance `distance` iterations of the inner loop
   // before `pos` (or, outside that loop, the last one) is retired there.
-  bool Covered(const CommitInfo& info, Position pos, int distance,
+  bool Covered(const CommitInfo& info, RegionPoint pos, int distance,
                bool need_full) const {
     const Op* loop = info.inner_loop();
     const bool in_loop = loop != nullptr && pos.region->IsInside(*loop);
@@ -983,7 +984,7 @@ class AsyncWaitInserter {
 
   // Moves `pos` out of regions the committing threads do not run as a
   // whole and out of loops that do not commit.
-  Position Climb(const CommitInfo& info, Position pos) const {
+  RegionPoint Climb(const CommitInfo& info, RegionPoint pos) const {
     for (;;) {
       Op* parent = pos.region->parent_op();
       if (parent == nullptr ||
@@ -998,7 +999,7 @@ class AsyncWaitInserter {
     }
   }
 
-  bool CanMaterialize(const Value* value, Position pos, int depth) const {
+  bool CanMaterialize(const Value* value, RegionPoint pos, int depth) const {
     if (IsVisibleAt(value, pos)) return true;
     if (depth > kMaxCloneDepth || value->kind() != Value::Kind::kResult ||
         !IsCloneable(*value->defining_op())) {
@@ -1016,7 +1017,7 @@ class AsyncWaitInserter {
 
   // A value equal to `value` at the builder's point (visible from `pos`),
   // cloning its computation there when needed.
-  Value* Materialize(Value* value, Position pos, OpBuilder& builder,
+  Value* Materialize(Value* value, RegionPoint pos, OpBuilder& builder,
                      absl::flat_hash_map<const Value*, Value*>& clones) {
     if (IsVisibleAt(value, pos)) return value;
     auto it = clones.find(value);
@@ -1050,11 +1051,11 @@ class AsyncWaitInserter {
     if (pending && *pending > 0) context_.stats.Add(kWaitsInFlight);
   }
 
-  OpBuilder BuilderAt(Position pos, const CommitInfo& info,
+  OpBuilder BuilderAt(RegionPoint pos, const CommitInfo& info,
                       const Op& because) const {
     OpBuilder builder(*pos.region, pos.index);
     builder.set_loc(because.loc());
-    Provenance provenance{kPassName, {}};
+    Provenance provenance{kInsertAsyncWaitsPassName, {}};
     for (const Op* issuer : info.issuers) {
       provenance.because.push_back(issuer->loc());
     }
@@ -1065,10 +1066,10 @@ class AsyncWaitInserter {
 
   // The end of the commit's innermost guarded region (before a trailing
   // return).
-  Position SinkPosition(const CommitInfo& info) const {
+  RegionPoint SinkPosition(const CommitInfo& info) const {
     const Guard& guard = info.guards.back();
     Region* region = &guard.op->region(guard.region);
-    return Position{region, EndBeforeReturn(*region)};
+    return RegionPoint{region, EndBeforeReturn(*region)};
   }
 
   static int EndBeforeReturn(const Region& region) {
@@ -1079,7 +1080,8 @@ class AsyncWaitInserter {
 
   // Whether the guards `missing` (outermost first) are nested as the last
   // ops of each other's regions, the outermost right before `pos`.
-  static bool EndsRightBefore(const std::vector<Guard>& missing, Position pos) {
+  static bool EndsRightBefore(const std::vector<Guard>& missing,
+                              RegionPoint pos) {
     if (pos.index == 0 || &pos.region->op(pos.index - 1) != missing[0].op) {
       return false;
     }
@@ -1095,7 +1097,7 @@ class AsyncWaitInserter {
 
   // Puts a wait for the instance `distance` iterations back (0 outside the
   // inner loop: the last) before `pos`, run by the committing threads.
-  void Place(const CommitInfo& info, Position pos, int distance,
+  void Place(const CommitInfo& info, RegionPoint pos, int distance,
              const Op& because) {
     pos = Climb(info, pos);
     const std::vector<Guard> here = GuardsOf(pos.region);
@@ -1139,7 +1141,7 @@ class AsyncWaitInserter {
         return;
       }
       Region* body = &missing[roles_end - 1].op->region(0);
-      pos = Position{body, EndBeforeReturn(*body)};
+      pos = RegionPoint{body, EndBeforeReturn(*body)};
       missing.erase(missing.begin(), missing.begin() + roles_end);
       distance = 0;
     }
@@ -1192,7 +1194,7 @@ class AsyncWaitInserter {
     }
   }
 
-  void Require(const CommitInfo& info, Position pos, const Op& because,
+  void Require(const CommitInfo& info, RegionPoint pos, const Op& because,
                const Hazard& hazard, int distance) {
     if (hazard.global_write != nullptr) {
       if (!Covered(info, pos, distance, /*need_full=*/true)) {
@@ -1204,7 +1206,7 @@ class AsyncWaitInserter {
                    << " before it writes asynchronously; ordering the two "
                       "needs a wait for the writes (not only the reads), a "
                       "barrier and a proxy fence, which "
-                   << kPassName << " does not insert";
+                   << kInsertAsyncWaitsPassName << " does not insert";
         diagnostic.Note(issuer.loc(), "the asynchronous write");
         errors_.push_back(diagnostic);
       }
@@ -1304,7 +1306,7 @@ class AsyncWaitInserter {
       for (const Op* op : leaf_ops(outer->region(0))) {
         if (!Check(info, *op, next).needed) continue;
         Region& body = outer->region(0);
-        Require(info, Position{&body, body.size()}, *outer, Hazard{true}, 0);
+        Require(info, RegionPoint{&body, body.size()}, *outer, Hazard{true}, 0);
         break;
       }
     }
@@ -1313,7 +1315,7 @@ class AsyncWaitInserter {
     Region& body = kernel_.body();
     if (info.touches_shared &&
         (body.empty() || body.op(body.size() - 1).kind() != OpKind::kReturn)) {
-      Require(info, Position{&body, body.size()}, commit, Hazard{true}, 0);
+      Require(info, RegionPoint{&body, body.size()}, commit, Hazard{true}, 0);
     }
   }
 

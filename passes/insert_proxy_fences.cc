@@ -35,7 +35,7 @@
 namespace kir {
 namespace {
 
-constexpr char kPassName[] = "insert-proxy-fences";
+constexpr char kInsertProxyFencesPassName[] = "insert-proxy-fences";
 constexpr char kSharedFences[] = "shared-fences-inserted";
 constexpr char kGlobalFences[] = "global-fences-inserted";
 constexpr char kInitFences[] = "mbarrier-init-fences-inserted";
@@ -68,28 +68,22 @@ absl::StatusOr<Options> ParseOptions(const PassOptions& pass_options) {
 }
 
 // Where a fence goes: before position `index` of `region`.
-struct Position {
+struct FencePosition {
   Region* region = nullptr;
   int index = 0;
-  bool operator==(const Position& other) const {
+  bool operator==(const FencePosition& other) const {
     return region == other.region && index == other.index;
   }
 };
 
-Position Before(Op* op) {
+FencePosition Before(Op* op) {
   Region* region = op->parent_region();
-  return Position{region, region->IndexOf(op)};
+  return FencePosition{region, region->IndexOf(op)};
 }
 
-Position After(Op* op) {
+FencePosition After(Op* op) {
   Region* region = op->parent_region();
-  return Position{region, region->IndexOf(op) + 1};
-}
-
-// Computation only: no memory, no synchronization, no regions.
-bool IsPlainComputation(const Op& op) {
-  return !FactsOf(op.kind()).has_side_effects && op.num_regions() == 0 &&
-         MemoryEffectsOf(op).empty();
+  return FencePosition{region, region->IndexOf(op) + 1};
 }
 
 // The first op of `region` that is not plain computation, or null.
@@ -127,8 +121,8 @@ bool WritesGeneric(const Region& region, const Value* buffer) {
 
 // After `anchor`, or after a loop around it, staying inside the region that
 // also holds `second` and inside the anchor's guards. Most hoisted first.
-std::vector<Position> PositionsAfter(Op* anchor, Op* second, bool hoist) {
-  std::vector<Position> positions = {After(anchor)};
+std::vector<FencePosition> PositionsAfter(Op* anchor, Op* second, bool hoist) {
+  std::vector<FencePosition> positions = {After(anchor)};
   if (!hoist) return positions;
   // The innermost region holding both bounds the hoisting.
   const Op* top = nullptr;
@@ -148,15 +142,16 @@ std::vector<Position> PositionsAfter(Op* anchor, Op* second, bool hoist) {
 // immediate access is complete where it runs; a cp.async write only after
 // a wait for its group (a fence before that orders nothing of it), so the
 // positions follow each such wait, in program order.
-std::vector<Position> WriterPositions(const Kernel& kernel,
-                                      const UnorderedPair& pair, bool hoist) {
+std::vector<FencePosition> WriterPositions(const Kernel& kernel,
+                                           const UnorderedPair& pair,
+                                           bool hoist) {
   Op* first = const_cast<Op*>(pair.first);
   Op* second = const_cast<Op*>(pair.second);
   const OpFacts& facts = FactsOf(first->kind());
   if (facts.completion == Completion::kImmediate || !facts.group) {
     return PositionsAfter(first, second, hoist);
   }
-  std::vector<Position> positions;
+  std::vector<FencePosition> positions;
   bool after_first = false;
   Walk(kernel.body(), [&](const Op& op) {
     if (&op == first) after_first = true;
@@ -165,7 +160,7 @@ std::vector<Position> WriterPositions(const Kernel& kernel,
         wait.group != facts.group) {
       return;
     }
-    for (const Position& p :
+    for (const FencePosition& p :
          PositionsAfter(const_cast<Op*>(&op), second, hoist)) {
       positions.push_back(p);
     }
@@ -178,8 +173,8 @@ std::vector<Position> WriterPositions(const Kernel& kernel,
 // (predicate=false); hoisted before an `if`
 // whose branches both start with async ops, and before loops that hold
 // neither the generic access nor a generic write of the consumed buffer.
-std::vector<Position> IssuerPositions(const UnfencedPair& unfenced, bool hoist,
-                                      bool predicate) {
+std::vector<FencePosition> IssuerPositions(const UnfencedPair& unfenced,
+                                           bool hoist, bool predicate) {
   Op* first = const_cast<Op*>(unfenced.pair.first);
   Op* anchor = const_cast<Op*>(unfenced.pair.second);
   const MemoryEffects effects = MemoryEffectsOf(*anchor);
@@ -196,7 +191,7 @@ std::vector<Position> IssuerPositions(const UnfencedPair& unfenced, bool hoist,
       anchor = anchor->parent_op();
     }
   }
-  std::vector<Position> positions = {Before(anchor)};
+  std::vector<FencePosition> positions = {Before(anchor)};
   if (!hoist) return positions;
   while (Op* parent = anchor->parent_op()) {
     const Region& region = *anchor->parent_region();
@@ -295,7 +290,7 @@ class FenceInserter {
     return static_cast<int64_t>(edges.size());
   }
 
-  std::vector<Position> Candidates(const UnfencedPair& unfenced) const {
+  std::vector<FencePosition> Candidates(const UnfencedPair& unfenced) const {
     if (unfenced.need == FenceNeed::kMbarrierInit ||
         options_.placement == FencePlacement::kWriters) {
       return WriterPositions(kernel_, unfenced.pair, options_.hoist);
@@ -306,7 +301,7 @@ class FenceInserter {
   // Keeps a fence at the first candidate position that fences `unfenced`;
   // returns the edges left, or nullopt when no position works.
   std::optional<std::vector<UnfencedPair>> Place(const UnfencedPair& unfenced) {
-    for (const Position& position : Candidates(unfenced)) {
+    for (const FencePosition& position : Candidates(unfenced)) {
       Op* fence = CreateFence(position, unfenced);
       threads_.AddOp(*fence);
       ordering_->Changed(*fence);
@@ -323,13 +318,13 @@ class FenceInserter {
     return std::nullopt;
   }
 
-  Op* CreateFence(const Position& position, const UnfencedPair& unfenced) {
+  Op* CreateFence(const FencePosition& position, const UnfencedPair& unfenced) {
     OpBuilder builder(*position.region, position.index);
     const bool at_issuer = options_.placement == FencePlacement::kIssuer &&
                            unfenced.need != FenceNeed::kMbarrierInit;
     builder.set_loc(at_issuer ? unfenced.pair.second->loc()
                               : unfenced.pair.first->loc());
-    builder.set_provenance(Provenance{kPassName, {}});
+    builder.set_provenance(Provenance{kInsertProxyFencesPassName, {}});
     switch (unfenced.need) {
       case FenceNeed::kMbarrierInit:
         return builder.Create(OpKind::kFenceMbarrierInit, {});
@@ -351,7 +346,7 @@ class FenceInserter {
                    absl::StrCat("the generic access: ",
                                 DescribeAccess(*pair.first, pair.first_effect),
                                 pair.carried ? " (an earlier iteration)" : ""))
-           << kPassName << ": "
+           << kInsertProxyFencesPassName << ": "
            << DescribeAccess(*pair.second, pair.second_effect) << " at "
            << pair.second->loc().LineColumn() << " must be fenced after "
            << DescribeAccess(*pair.first, pair.first_effect) << " at "
@@ -387,7 +382,7 @@ class FenceInserter {
                std::make_pair(b->loc().line, b->loc().column);
       });
       because.erase(std::unique(because.begin(), because.end()), because.end());
-      Provenance provenance{kPassName, {}};
+      Provenance provenance{kInsertProxyFencesPassName, {}};
       for (const Op* op : because) {
         if (op->loc().known()) provenance.because.push_back(op->loc());
       }

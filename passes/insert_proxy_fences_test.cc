@@ -29,7 +29,7 @@ namespace {
 
 using Options = std::vector<std::pair<std::string, std::string>>;
 
-std::unique_ptr<Module> Parse(const std::string& text) {
+std::unique_ptr<Module> ParseAndVerify(const std::string& text) {
   absl::StatusOr<std::unique_ptr<Module>> module =
       ParseModuleString(text, "fences.kir");
   EXPECT_TRUE(module.ok()) << module.status() << "\n" << text;
@@ -37,11 +37,6 @@ std::unique_ptr<Module> Parse(const std::string& text) {
   absl::Status verified = Verify(**module);
   EXPECT_TRUE(verified.ok()) << verified << "\n" << text;
   return verified.ok() ? *std::move(module) : nullptr;
-}
-
-int64_t Count(const PassStatistics& stats, const std::string& name) {
-  auto it = stats.counters().find(name);
-  return it == stats.counters().end() ? 0 : it->second;
 }
 
 FencePlacement ModelOf(const Options& options) {
@@ -85,13 +80,13 @@ void ExpectCheckedAndIdempotent(Kernel& kernel, const Options& options) {
   PassStatistics again;
   ASSERT_TRUE(RunOnce(kernel, options, again).ok());
   EXPECT_EQ(PrintKernel(kernel), once);
-  EXPECT_EQ(Count(again, "unfenced-edges"), 0);
-  EXPECT_EQ(Count(again, "shared-fences-inserted"), 0);
-  EXPECT_EQ(Count(again, "global-fences-inserted"), 0);
-  EXPECT_EQ(Count(again, "mbarrier-init-fences-inserted"), 0);
+  EXPECT_EQ(again.Get("unfenced-edges"), 0);
+  EXPECT_EQ(again.Get("shared-fences-inserted"), 0);
+  EXPECT_EQ(again.Get("global-fences-inserted"), 0);
+  EXPECT_EQ(again.Get("mbarrier-init-fences-inserted"), 0);
 }
 
-struct Result {
+struct FenceRun {
   std::unique_ptr<Module> module;
   PassStatistics stats;
   absl::Status status;
@@ -100,9 +95,9 @@ struct Result {
 
 // Parses a lowered kernel (barriers and waits in place: CheckSyncs holds),
 // runs the pass, and on success checks its post-condition and idempotence.
-Result RunPassOn(const std::string& text, const Options& options = {}) {
-  Result result;
-  result.module = Parse(text);
+FenceRun RunPassOn(const std::string& text, const Options& options = {}) {
+  FenceRun result;
+  result.module = ParseAndVerify(text);
   if (result.module == nullptr) {
     result.status = absl::InternalError("parse");
     return result;
@@ -178,20 +173,20 @@ kernel @write_loop(%o: global f32[16, 128],
 })";
 
 TEST(InsertProxyFencesTest, WritersHoistOneFenceAfterTheWriteLoop) {
-  Result result = RunPassOn(kWriteLoop);
+  FenceRun result = RunPassOn(kWriteLoop);
   ASSERT_TRUE(result.status.ok()) << result.status;
   // Exactly one, after the loop and before the barrier: none in its body.
   EXPECT_EQ(Fences(result.kernel()),
             Strings{"fence.proxy.async shared_cta after for before "
                     "barrier.block in kernel"});
-  EXPECT_EQ(Count(result.stats, "shared-fences-inserted"), 1);
-  EXPECT_EQ(Count(result.stats, "global-fences-inserted"), 0);
-  EXPECT_EQ(Count(result.stats, "mbarrier-init-fences-inserted"), 0);
-  EXPECT_EQ(Count(result.stats, "unfenced-edges"), 1);
+  EXPECT_EQ(result.stats.Get("shared-fences-inserted"), 1);
+  EXPECT_EQ(result.stats.Get("global-fences-inserted"), 0);
+  EXPECT_EQ(result.stats.Get("mbarrier-init-fences-inserted"), 0);
+  EXPECT_EQ(result.stats.Get("unfenced-edges"), 1);
 }
 
 TEST(InsertProxyFencesTest, FencesCarryProvenance) {
-  Result result = RunPassOn(kWriteLoop);
+  FenceRun result = RunPassOn(kWriteLoop);
   ASSERT_TRUE(result.status.ok()) << result.status;
   int fences = 0;
   Walk(result.kernel().body(), [&](const Op& op) {
@@ -209,7 +204,7 @@ TEST(InsertProxyFencesTest, FencesCarryProvenance) {
 }
 
 TEST(InsertProxyFencesTest, NoHoistFencesEachWriteInsideTheLoop) {
-  Result result = RunPassOn(kWriteLoop, {{"hoist", "false"}});
+  FenceRun result = RunPassOn(kWriteLoop, {{"hoist", "false"}});
   ASSERT_TRUE(result.status.ok()) << result.status;
   EXPECT_EQ(Fences(result.kernel()),
             Strings{"fence.proxy.async shared_cta after store before - in "
@@ -217,16 +212,16 @@ TEST(InsertProxyFencesTest, NoHoistFencesEachWriteInsideTheLoop) {
 }
 
 TEST(InsertProxyFencesTest, SpaceAllUsesTheUnqualifiedFence) {
-  Result result = RunPassOn(kWriteLoop, {{"space", "all"}});
+  FenceRun result = RunPassOn(kWriteLoop, {{"space", "all"}});
   ASSERT_TRUE(result.status.ok()) << result.status;
   EXPECT_EQ(Fences(result.kernel()),
             Strings{"fence.proxy.async all after for before barrier.block in "
                     "kernel"});
-  EXPECT_EQ(Count(result.stats, "shared-fences-inserted"), 1);
+  EXPECT_EQ(result.stats.Get("shared-fences-inserted"), 1);
 }
 
 TEST(InsertProxyFencesTest, IssuerFencesUnderThePredicateBeforeEachStore) {
-  Result result = RunPassOn(kWriteLoop, {{"placement", "issuer"}});
+  FenceRun result = RunPassOn(kWriteLoop, {{"placement", "issuer"}});
   ASSERT_TRUE(result.status.ok()) << result.status;
   EXPECT_EQ(Fences(result.kernel()),
             Strings{"fence.proxy.async shared_cta after - before tma.store in "
@@ -234,7 +229,7 @@ TEST(InsertProxyFencesTest, IssuerFencesUnderThePredicateBeforeEachStore) {
 }
 
 TEST(InsertProxyFencesTest, IssuerWithoutPredicateHoistsOneFenceBeforeTheLoop) {
-  Result result =
+  FenceRun result =
       RunPassOn(kWriteLoop, {{"placement", "issuer"}, {"predicate", "false"}});
   ASSERT_TRUE(result.status.ok()) << result.status;
   // In the preheader of the store loop, after the barrier; none in the body.
@@ -244,7 +239,7 @@ TEST(InsertProxyFencesTest, IssuerWithoutPredicateHoistsOneFenceBeforeTheLoop) {
 }
 
 TEST(InsertProxyFencesTest, IssuerWithoutPredicateOrHoistFencesEachIteration) {
-  Result result = RunPassOn(
+  FenceRun result = RunPassOn(
       kWriteLoop,
       {{"placement", "issuer"}, {"predicate", "false"}, {"hoist", "false"}});
   ASSERT_TRUE(result.status.ok()) << result.status;
@@ -253,7 +248,7 @@ TEST(InsertProxyFencesTest, IssuerWithoutPredicateOrHoistFencesEachIteration) {
 }
 
 TEST(InsertProxyFencesTest, AnIssuerFenceDoesNotSatisfyTheWritersModel) {
-  Result result = RunPassOn(kWriteLoop, {{"placement", "issuer"}});
+  FenceRun result = RunPassOn(kWriteLoop, {{"placement", "issuer"}});
   ASSERT_TRUE(result.status.ok()) << result.status;
   absl::Status writers =
       CheckProxyFences(result.kernel(), FencePlacement::kWriters);
@@ -290,7 +285,7 @@ TEST(InsertProxyFencesTest, NotHoistedWhenTheLoopWritesTheBuffer) {
   for (const Options& options :
        {Options{}, Options{{"placement", "issuer"}},
         Options{{"placement", "issuer"}, {"predicate", "false"}}}) {
-    Result result = RunPassOn(kWriteInLoop, options);
+    FenceRun result = RunPassOn(kWriteInLoop, options);
     ASSERT_TRUE(result.status.ok()) << result.status;
     const bool issuer = ModelOf(options) == FencePlacement::kIssuer;
     const bool predicate = options.size() < 2;
@@ -329,14 +324,14 @@ kernel @wgmma_operands() block(128) {
 })";
 
 TEST(InsertProxyFencesTest, SharedStoreBeforeWgmmaOperand) {
-  Result writers = RunPassOn(kWgmmaOperands);
+  FenceRun writers = RunPassOn(kWgmmaOperands);
   ASSERT_TRUE(writers.status.ok()) << writers.status;
   // One fence after the last write covers both operands.
   EXPECT_EQ(Fences(writers.kernel()),
             Strings{"fence.proxy.async shared_cta after store before "
                     "barrier.block in kernel"});
-  EXPECT_EQ(Count(writers.stats, "unfenced-edges"), 2);
-  Result issuer = RunPassOn(kWgmmaOperands, {{"placement", "issuer"}});
+  EXPECT_EQ(writers.stats.Get("unfenced-edges"), 2);
+  FenceRun issuer = RunPassOn(kWgmmaOperands, {{"placement", "issuer"}});
   ASSERT_TRUE(issuer.status.ok()) << issuer.status;
   EXPECT_EQ(Fences(issuer.kernel()),
             Strings{"fence.proxy.async shared_cta after wgmma.fence before "
@@ -379,7 +374,7 @@ std::string Refill(bool init_fenced) {
 }
 
 TEST(InsertProxyFencesTest, GenericReadBeforeTmaLoadRefill) {
-  Result result = RunPassOn(Refill(/*init_fenced=*/true));
+  FenceRun result = RunPassOn(Refill(/*init_fenced=*/true));
   ASSERT_TRUE(result.status.ok()) << result.status;
   // After the last generic access of %s (the read), before the barrier that
   // hands the buffer to the TMA load; nothing for the read after the
@@ -388,8 +383,8 @@ TEST(InsertProxyFencesTest, GenericReadBeforeTmaLoadRefill) {
             (Strings{"fence.mbarrier_init after mbarrier.init before - in if",
                      "fence.proxy.async shared_cta after load before store in "
                      "kernel"}));
-  EXPECT_EQ(Count(result.stats, "shared-fences-inserted"), 1);
-  EXPECT_EQ(Count(result.stats, "mbarrier-init-fences-inserted"), 0);
+  EXPECT_EQ(result.stats.Get("shared-fences-inserted"), 1);
+  EXPECT_EQ(result.stats.Get("mbarrier-init-fences-inserted"), 0);
 }
 
 TEST(InsertProxyFencesTest, MbarrierInitGetsFenceMbarrierInitInEveryModel) {
@@ -397,16 +392,16 @@ TEST(InsertProxyFencesTest, MbarrierInitGetsFenceMbarrierInitInEveryModel) {
        {Options{}, Options{{"placement", "issuer"}},
         Options{{"placement", "issuer"}, {"predicate", "false"}},
         Options{{"hoist", "false"}}, Options{{"space", "all"}}}) {
-    Result result = RunPassOn(Refill(/*init_fenced=*/false), options);
+    FenceRun result = RunPassOn(Refill(/*init_fenced=*/false), options);
     ASSERT_TRUE(result.status.ok()) << result.status;
     std::vector<std::string> fences = Fences(result.kernel());
     ASSERT_FALSE(fences.empty());
     EXPECT_EQ(fences[0],
               "fence.mbarrier_init after mbarrier.init before - in if");
-    EXPECT_EQ(Count(result.stats, "mbarrier-init-fences-inserted"), 1);
+    EXPECT_EQ(result.stats.Get("mbarrier-init-fences-inserted"), 1);
     // The write and the read of %s before the refill: one fence after the
     // read covers both, unless each access gets its own.
-    EXPECT_EQ(Count(result.stats, "shared-fences-inserted"),
+    EXPECT_EQ(result.stats.Get("shared-fences-inserted"),
               Hoists(options) ? 1 : 2);
   }
 }
@@ -439,13 +434,13 @@ TEST(InsertProxyFencesTest, AcquireBeforeAsyncGlobalAccessGetsGlobalFence) {
        {Options{}, Options{{"space", "all"}}, Options{{"hoist", "false"}},
         Options{{"placement", "issuer"}},
         Options{{"placement", "issuer"}, {"predicate", "false"}}}) {
-    Result result = RunPassOn(kAcquire, options);
+    FenceRun result = RunPassOn(kAcquire, options);
     ASSERT_TRUE(result.status.ok()) << result.status;
     EXPECT_EQ(Fences(result.kernel()),
               Strings{"fence.proxy.async global after sem.wait before "
                       "tma.reduce in if"});
-    EXPECT_EQ(Count(result.stats, "global-fences-inserted"), 1);
-    EXPECT_EQ(Count(result.stats, "shared-fences-inserted"), 0);
+    EXPECT_EQ(result.stats.Get("global-fences-inserted"), 1);
+    EXPECT_EQ(result.stats.Get("shared-fences-inserted"), 0);
   }
 }
 
@@ -494,13 +489,13 @@ TEST(InsertProxyFencesTest, NothingWhereCompletionOrdersTheProxies) {
   // A generic read of what a TMA load wrote, after its mbarrier wait; wgmma
   // reading what the TMA load wrote; the next TMA load after the wgmma wait.
   // (Only the generic read before the next iteration's TMA load is an edge.)
-  Result result = RunPassOn(kCompletionOrdered);
+  FenceRun result = RunPassOn(kCompletionOrdered);
   ASSERT_TRUE(result.status.ok()) << result.status;
   EXPECT_EQ(Fences(result.kernel()),
             (Strings{"fence.mbarrier_init after mbarrier.init before - in if",
                      "fence.proxy.async shared_cta after load before store in "
                      "for"}));
-  EXPECT_EQ(Count(result.stats, "unfenced-edges"), 1);
+  EXPECT_EQ(result.stats.Get("unfenced-edges"), 1);
 }
 
 TEST(InsertProxyFencesTest, NothingWithoutAGenericAccessOfTheBuffer) {
@@ -508,11 +503,11 @@ TEST(InsertProxyFencesTest, NothingWithoutAGenericAccessOfTheBuffer) {
   std::string text = absl::StrReplaceAll(
       kCompletionOrdered, {{"%x = load %sa[%row, %c0] : bf16", ""},
                            {"store %o[%row, %c0], %x", ""}});
-  Result result = RunPassOn(text);
+  FenceRun result = RunPassOn(text);
   ASSERT_TRUE(result.status.ok()) << result.status;
   EXPECT_EQ(Fences(result.kernel()),
             Strings{"fence.mbarrier_init after mbarrier.init before - in if"});
-  EXPECT_EQ(Count(result.stats, "unfenced-edges"), 0);
+  EXPECT_EQ(result.stats.Get("unfenced-edges"), 0);
 }
 
 constexpr char kOtherAllocation[] = R"(
@@ -538,13 +533,13 @@ kernel @other(%o: global f32[1, 128],
 TEST(InsertProxyFencesTest, NothingForOtherAllocationsOrDisjointRows) {
   for (const Options& options : {Options{}, Options{{"placement", "issuer"}},
                                  Options{{"hoist", "false"}}}) {
-    Result result = RunPassOn(kOtherAllocation, options);
+    FenceRun result = RunPassOn(kOtherAllocation, options);
     ASSERT_TRUE(result.status.ok()) << result.status;
     EXPECT_EQ(Fences(result.kernel()), Strings{});
-    EXPECT_EQ(Count(result.stats, "unfenced-edges"), 0);
+    EXPECT_EQ(result.stats.Get("unfenced-edges"), 0);
   }
   // The same store into the row the TMA store reads needs one.
-  Result overlapping = RunPassOn(absl::StrReplaceAll(
+  FenceRun overlapping = RunPassOn(absl::StrReplaceAll(
       kOtherAllocation, {{"store %s[%c1, %tid]", "store %s[%c0, %tid]"}}));
   ASSERT_TRUE(overlapping.status.ok()) << overlapping.status;
   EXPECT_EQ(Fences(overlapping.kernel()),
@@ -607,14 +602,14 @@ std::string ConcurrentRole(const std::string& hoisted = "") {
 }
 
 TEST(InsertProxyFencesTest, NotHoistedWhenAConcurrentRoleWritesTheBuffer) {
-  Result writers = RunPassOn(ConcurrentRole());
+  FenceRun writers = RunPassOn(ConcurrentRole());
   ASSERT_TRUE(writers.status.ok()) << writers.status;
   // In the writing role, every iteration, before the release.
   EXPECT_EQ(Fences(writers.kernel()),
             (Strings{"fence.mbarrier_init after mbarrier.init before - in if",
                      "fence.proxy.async shared_cta after store before "
                      "mbarrier.arrive in for"}));
-  Result issuer = RunPassOn(ConcurrentRole(), {{"placement", "issuer"}});
+  FenceRun issuer = RunPassOn(ConcurrentRole(), {{"placement", "issuer"}});
   ASSERT_TRUE(issuer.status.ok()) << issuer.status;
   EXPECT_EQ(Fences(issuer.kernel()),
             (Strings{"fence.mbarrier_init after mbarrier.init before - in if",
@@ -622,7 +617,7 @@ TEST(InsertProxyFencesTest, NotHoistedWhenAConcurrentRoleWritesTheBuffer) {
                      "in if"}));
   // Without the predicate the fence may leave the `if` but not the loop:
   // the write it orders is only acquired by this iteration's wait.
-  Result unpredicated = RunPassOn(
+  FenceRun unpredicated = RunPassOn(
       ConcurrentRole(), {{"placement", "issuer"}, {"predicate", "false"}});
   ASSERT_TRUE(unpredicated.status.ok()) << unpredicated.status;
   EXPECT_EQ(Fences(unpredicated.kernel()),
@@ -634,7 +629,7 @@ TEST(InsertProxyFencesTest, NotHoistedWhenAConcurrentRoleWritesTheBuffer) {
 TEST(InsertProxyFencesTest, TheCheckerRejectsAFenceHoistedPastTheWait) {
   // What a hoist that ignored the concurrent role would produce.
   std::unique_ptr<Module> module =
-      Parse(ConcurrentRole("fence.proxy.async shared_cta"));
+      ParseAndVerify(ConcurrentRole("fence.proxy.async shared_cta"));
   ASSERT_NE(module, nullptr);
   EXPECT_FALSE(
       CheckProxyFences(*module->kernels[0], FencePlacement::kIssuer).ok());
@@ -680,7 +675,7 @@ kernel @write_once(%g: global f32[128], %o: global f32[8, 128]) block(256) {
     }
   }
 })";
-  Result result =
+  FenceRun result =
       RunPassOn(kWriteOnce, {{"placement", "issuer"}, {"predicate", "false"}});
   ASSERT_TRUE(result.status.ok()) << result.status;
   EXPECT_EQ(Fences(result.kernel()),
@@ -696,7 +691,7 @@ kernel @write_once(%g: global f32[128], %o: global f32[8, 128]) block(256) {
 // fail the same way, and the pass changes nothing.
 TEST(InsertProxyFencesTest, PredicateWithWritersIsAnOptionError) {
   for (const char* value : {"true", "false"}) {
-    std::unique_ptr<Module> module = Parse(kWriteLoop);
+    std::unique_ptr<Module> module = ParseAndVerify(kWriteLoop);
     ASSERT_NE(module, nullptr);
     const std::string before = PrintModule(*module);
     PassStatistics stats;
@@ -727,7 +722,7 @@ TEST(InsertProxyFencesTest, InvalidOptionValuesAreRejected) {
        "option 'predicate' expects a boolean"},
   };
   for (const auto& [options, message] : cases) {
-    std::unique_ptr<Module> module = Parse(kWriteLoop);
+    std::unique_ptr<Module> module = ParseAndVerify(kWriteLoop);
     ASSERT_NE(module, nullptr);
     PassStatistics stats;
     absl::Status status = RunOnce(*module->kernels[0], options, stats);
@@ -743,13 +738,13 @@ TEST(InsertProxyFencesTest, ExistingFencesCountAndAreKept) {
       kWriteLoop,
       {{"store %s[%r, %tid], %f",
         "store %s[%r, %tid], %f\n    fence.proxy.async shared_cta"}});
-  std::unique_ptr<Module> module = Parse(text);
+  std::unique_ptr<Module> module = ParseAndVerify(text);
   ASSERT_NE(module, nullptr);
   const std::string before = PrintModule(*module);
   PassStatistics stats;
   ASSERT_TRUE(RunOnce(*module->kernels[0], {}, stats).ok());
   EXPECT_EQ(PrintModule(*module), before);
-  EXPECT_EQ(Count(stats, "unfenced-edges"), 0);
+  EXPECT_EQ(stats.Get("unfenced-edges"), 0);
 }
 
 // ---------------------------------------------------------------------------
@@ -874,7 +869,7 @@ TEST(InsertProxyFencesTest, RandomKernelsAreFencedAndASecondRunIsANoOp) {
   int fenced = 0, skipped = 0, with_fences = 0, edges = 0;
   for (int n = 0; n < SanitizerScaled(150); ++n) {
     const std::string text = generator.Generate();
-    std::unique_ptr<Module> module = Parse(text);
+    std::unique_ptr<Module> module = ParseAndVerify(text);
     ASSERT_NE(module, nullptr);
     PipelineRunOptions run_options;
     run_options.write_reproducer = false;
@@ -898,10 +893,10 @@ TEST(InsertProxyFencesTest, RandomKernelsAreFencedAndASecondRunIsANoOp) {
       return;
     }
     ++fenced;
-    edges += Count(stats, "unfenced-edges");
-    with_fences += Count(stats, "shared-fences-inserted") +
-                       Count(stats, "global-fences-inserted") +
-                       Count(stats, "mbarrier-init-fences-inserted") >
+    edges += stats.Get("unfenced-edges");
+    with_fences += stats.Get("shared-fences-inserted") +
+                       stats.Get("global-fences-inserted") +
+                       stats.Get("mbarrier-init-fences-inserted") >
                    0;
   }
   std::printf(

@@ -34,7 +34,7 @@
 namespace kir {
 namespace {
 
-constexpr char kPassName[] = "insert-syncs";
+constexpr char kInsertSyncsPassName[] = "insert-syncs";
 constexpr char kBlockBarriers[] = "block-barriers-inserted";
 constexpr char kNamedBarriers[] = "named-barriers-inserted";
 constexpr char kPairs[] = "pairs-only-one-barrier-orders";
@@ -73,12 +73,6 @@ bool SplitsRoles(const Region& region, int index, RegionsWithRoles& roles) {
     (i < index ? before : after) = true;
   }
   return before && after;
-}
-
-// Computation only: no memory, no synchronization, no regions.
-bool IsPlainComputation(const Op& op) {
-  return !FactsOf(op.kind()).has_side_effects && op.num_regions() == 0 &&
-         MemoryEffectsOf(op).empty();
 }
 
 // The innermost region holding both accesses. When the earlier access's op
@@ -197,7 +191,7 @@ absl::Status PairError(const Location& at, const UnorderedPair& pair,
                  pair.second->loc(),
                  absl::StrCat("the later access: ",
                               DescribeAccess(*pair.second, pair.second_effect)))
-         << kPassName << ": "
+         << kInsertSyncsPassName << ": "
          << DescribeAccess(*pair.second, pair.second_effect) << " at "
          << Where(*pair.second) << " must be ordered after "
          << DescribeAccess(*pair.first, pair.first_effect) << " at "
@@ -308,7 +302,7 @@ class SyncInserter {
     if (drop > 0) {
       if (drop > static_cast<int64_t>(remaining.size())) {
         return Error(kernel_.loc())
-               << kPassName << ": drop-sync=" << drop << " but only "
+               << kInsertSyncsPassName << ": drop-sync=" << drop << " but only "
                << remaining.size() << " barrier(s) were inserted";
       }
       Remove(remaining[drop - 1]);
@@ -326,7 +320,7 @@ class SyncInserter {
                              bool report_divergence) {
     OpBuilder builder(*placement.region, placement.index);
     builder.set_loc(pair.second->loc());
-    builder.set_provenance(Provenance{kPassName, {}});
+    builder.set_provenance(Provenance{kInsertSyncsPassName, {}});
     Op* barrier = nullptr;
     if (placement.role != nullptr) {
       const int threads = static_cast<int>(
@@ -459,7 +453,7 @@ class SyncInserter {
         const int index = parent.IndexOf(if_op) + (at_start ? 0 : 1);
         OpBuilder builder(parent, index);
         builder.set_loc(a.loc());
-        builder.set_provenance(Provenance{kPassName, {}});
+        builder.set_provenance(Provenance{kInsertSyncsPassName, {}});
         Op* merged = builder.Create(a.kind(), {}, a.attrs());
         threads_.AddOp(*merged);
         ordering_->Changed(*merged);
@@ -490,7 +484,7 @@ class SyncInserter {
                std::make_pair(b->loc().line, b->loc().column);
       });
       because.erase(std::unique(because.begin(), because.end()), because.end());
-      Provenance provenance{kPassName, {}};
+      Provenance provenance{kInsertSyncsPassName, {}};
       for (const Op* op : because) {
         if (op->loc().known()) provenance.because.push_back(op->loc());
       }

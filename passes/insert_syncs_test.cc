@@ -17,17 +17,11 @@
 #include "gtest/gtest.h"
 #include "ir/sanitizers.h"
 #include "parser/parser.h"
+#include "parser/testing/parse_for_test.h"
 #include "printer/kir_printer.h"
 
 namespace kir {
 namespace {
-
-std::unique_ptr<Module> Parse(const std::string& text) {
-  absl::StatusOr<std::unique_ptr<Module>> module =
-      ParseModuleString(text, "random.kir");
-  EXPECT_TRUE(module.ok()) << module.status() << "\n" << text;
-  return module.ok() ? *std::move(module) : nullptr;
-}
 
 absl::Status RunPass(
     Kernel& kernel, PassStatistics& stats,
@@ -35,11 +29,6 @@ absl::Status RunPass(
   PassContext context{stats};
   return InsertSyncs(kernel, PassOptions(std::move(options), "insert-syncs"),
                      context);
-}
-
-int64_t Count(const PassStatistics& stats, const std::string& name) {
-  auto it = stats.counters().find(name);
-  return it == stats.counters().end() ? 0 : it->second;
 }
 
 // A random program of shared-memory accesses in nested loops and ifs.
@@ -136,7 +125,7 @@ TEST(InsertSyncsTest, RandomProgramsPassTheCheckerOrFailWithALocatedError) {
   int ordered = 0, errors = 0, barriers = 0;
   for (int n = 0; n < SanitizerScaled(200); ++n) {
     const std::string text = generator.Generate();
-    std::unique_ptr<Module> module = Parse(text);
+    std::unique_ptr<Module> module = ParseForTest(text, "random.kir");
     ASSERT_NE(module, nullptr);
     Kernel& kernel = *module->kernels[0];
     ASSERT_TRUE(Verify(*module).ok());
@@ -155,15 +144,15 @@ TEST(InsertSyncsTest, RandomProgramsPassTheCheckerOrFailWithALocatedError) {
       continue;
     }
     ++ordered;
-    barriers += Count(stats, "block-barriers-inserted");
+    barriers += stats.Get("block-barriers-inserted");
     EXPECT_TRUE(Verify(*module).ok()) << PrintModule(*module);
     absl::Status check = CheckSyncs(kernel);
     EXPECT_TRUE(check.ok()) << check << "\n" << PrintModule(*module);
     // Idempotent.
     PassStatistics again;
     ASSERT_TRUE(RunPass(kernel, again).ok());
-    EXPECT_EQ(Count(again, "block-barriers-inserted"), 0);
-    EXPECT_EQ(Count(again, "pairs-only-one-barrier-orders"), 0);
+    EXPECT_EQ(again.Get("block-barriers-inserted"), 0);
+    EXPECT_EQ(again.Get("pairs-only-one-barrier-orders"), 0);
   }
   std::printf(
       "insert-syncs: %d random programs ordered (%d barriers), %d "
@@ -199,7 +188,7 @@ kernel @k(%g: global f32[64, 64], %map: tensormap f32[16, 32] of %g)
 })";
 
 TEST(InsertSyncsTest, ProvenanceNamesTheAccessesEachBarrierOrders) {
-  std::unique_ptr<Module> module = Parse(kEpilogueLike);
+  std::unique_ptr<Module> module = ParseForTest(kEpilogueLike, "random.kir");
   ASSERT_NE(module, nullptr);
   PassStatistics stats;
   ASSERT_TRUE(RunPass(*module->kernels[0], stats).ok());
@@ -220,13 +209,13 @@ TEST(InsertSyncsTest, ProvenanceNamesTheAccessesEachBarrierOrders) {
 
 TEST(InsertSyncsTest, DropSyncRemovesOneBarrierAndTheCheckerNotices) {
   for (int drop : {1, 2}) {
-    std::unique_ptr<Module> module = Parse(kEpilogueLike);
+    std::unique_ptr<Module> module = ParseForTest(kEpilogueLike, "random.kir");
     ASSERT_NE(module, nullptr);
     PassStatistics stats;
     ASSERT_TRUE(RunPass(*module->kernels[0], stats,
                         {{"drop-sync", std::to_string(drop)}})
                     .ok());
-    EXPECT_EQ(Count(stats, "barriers-dropped"), 1);
+    EXPECT_EQ(stats.Get("barriers-dropped"), 1);
     int barriers = 0;
     Walk(module->kernels[0]->body(),
          [&](const Op& op) { barriers += op.kind() == OpKind::kBarrierBlock; });
@@ -236,7 +225,7 @@ TEST(InsertSyncsTest, DropSyncRemovesOneBarrierAndTheCheckerNotices) {
 }
 
 TEST(InsertSyncsTest, NegativeDropSyncIsRejected) {
-  std::unique_ptr<Module> module = Parse(kEpilogueLike);
+  std::unique_ptr<Module> module = ParseForTest(kEpilogueLike, "random.kir");
   ASSERT_NE(module, nullptr);
   PassStatistics stats;
   absl::Status status =
@@ -265,7 +254,7 @@ TEST(InsertSyncsTest, DeepLoopNestsStayFast) {
                   "store %out[%tid], %v\n");
   for (int d = 0; d < kDepth; ++d) absl::StrAppend(&text, "}\n");
   absl::StrAppend(&text, "}\n");
-  std::unique_ptr<Module> module = Parse(text);
+  std::unique_ptr<Module> module = ParseForTest(text, "random.kir");
   ASSERT_NE(module, nullptr);
   PassStatistics stats;
   const auto start = std::chrono::steady_clock::now();
@@ -275,7 +264,7 @@ TEST(InsertSyncsTest, DeepLoopNestsStayFast) {
           .count();
   EXPECT_LT(seconds, 6.0 * kSanitizerSlowdown);
   // RAW before the load and WAR before the next iteration's store.
-  EXPECT_EQ(Count(stats, "block-barriers-inserted"), 2);
+  EXPECT_EQ(stats.Get("block-barriers-inserted"), 2);
   EXPECT_TRUE(CheckSyncs(*module->kernels[0]).ok());
 }
 
@@ -304,13 +293,14 @@ std::string StraightLineKernel(int units) {
 // memory; RunPipelineTest.StatisticsCostNoOrderingWork checks the work.)
 TEST(InsertSyncsTest, CountsThePairsEachBarrierAloneOrders) {
   constexpr int kUnits = 1000;
-  std::unique_ptr<Module> module = Parse(StraightLineKernel(kUnits));
+  std::unique_ptr<Module> module =
+      ParseForTest(StraightLineKernel(kUnits), "random.kir");
   ASSERT_NE(module, nullptr);
   PassStatistics stats;
   ASSERT_TRUE(RunPass(*module->kernels[0], stats).ok());
   // RAW before each read, WAR before each next write: each orders one pair.
-  EXPECT_EQ(Count(stats, "block-barriers-inserted"), 2 * kUnits - 1);
-  EXPECT_EQ(Count(stats, "pairs-only-one-barrier-orders"), 2 * kUnits - 1);
+  EXPECT_EQ(stats.Get("block-barriers-inserted"), 2 * kUnits - 1);
+  EXPECT_EQ(stats.Get("pairs-only-one-barrier-orders"), 2 * kUnits - 1);
 }
 
 }  // namespace

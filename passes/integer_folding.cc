@@ -8,10 +8,6 @@
 namespace kir {
 namespace {
 
-bool IsIntegerScalar(const Type& type) {
-  return type.is_scalar() && IsInteger(type.dtype());
-}
-
 int BitWidth(DType dtype) {
   switch (dtype) {
     case DType::kI1:
@@ -44,7 +40,7 @@ int64_t MinValue(DType dtype) {
 
 std::optional<int64_t> IntConstant(const Value* value) {
   if (value == nullptr || value->kind() != Value::Kind::kResult ||
-      !IsIntegerScalar(value->type())) {
+      !value->type().is_integer_scalar()) {
     return std::nullopt;
   }
   const Op* def = value->defining_op();
@@ -281,7 +277,7 @@ std::optional<Simplification> Simplify(const Op& op) {
     Value* source = op.operand_value(0);
     if (source->type() == type) return Existing(source);
     std::optional<int64_t> value = IntConstant(source);
-    if (value && IsIntegerScalar(type) && type.dtype() != DType::kI1) {
+    if (value && type.is_integer_scalar() && type.dtype() != DType::kI1) {
       return NewConstant(Wrap(static_cast<uint64_t>(*value), type.dtype()),
                          Simplification::kFolded);
     }
@@ -290,7 +286,7 @@ std::optional<Simplification> Simplify(const Op& op) {
   if (kind == OpKind::kCmp && op.num_operands() == 2) {
     Value* x = op.operand_value(0);
     Value* y = op.operand_value(1);
-    if (!IsIntegerScalar(x->type()) || x->type() != y->type()) {
+    if (!x->type().is_integer_scalar() || x->type() != y->type()) {
       return std::nullopt;
     }
     const CmpPredicate pred = op.pred();
@@ -306,7 +302,7 @@ std::optional<Simplification> Simplify(const Op& op) {
     }
     return std::nullopt;
   }
-  if (!IsIntegerScalar(type)) return std::nullopt;
+  if (!type.is_integer_scalar()) return std::nullopt;
   for (const Operand& operand : op.operands()) {
     if (operand.indexed || operand.value == nullptr ||
         operand.value->type() != type) {
@@ -340,7 +336,7 @@ std::optional<Reassociation> Reassociate(
     const Op& op, absl::FunctionRef<bool(const Value*)> has_one_use) {
   if (op.num_results() != 1 || op.num_operands() != 2) return std::nullopt;
   const Type& type = op.result()->type();
-  if (!IsIntegerScalar(type) || type.dtype() == DType::kI1) {
+  if (!type.is_integer_scalar() || type.dtype() == DType::kI1) {
     return std::nullopt;
   }
   const DType dtype = type.dtype();

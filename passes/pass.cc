@@ -267,6 +267,11 @@ void PassStatistics::Add(absl::string_view counter, int64_t amount) {
   counters_[std::string(counter)] += amount;
 }
 
+int64_t PassStatistics::Get(absl::string_view counter) const {
+  auto it = counters_.find(std::string(counter));
+  return it == counters_.end() ? 0 : it->second;
+}
+
 const std::vector<PassInfo>& RegisteredPasses() {
   static const std::vector<PassInfo>* const passes = new std::vector<PassInfo>{
 #define KIR_PASS(name, function, summary, ...) \

@@ -121,6 +121,8 @@ class PassOptions {
 class PassStatistics {
  public:
   void Add(absl::string_view counter, int64_t amount = 1);
+  // The counter's value; 0 when it was never bumped.
+  int64_t Get(absl::string_view counter) const;
   const std::map<std::string, int64_t>& counters() const { return counters_; }
 
  private:

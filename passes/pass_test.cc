@@ -6,14 +6,14 @@
 namespace kir {
 namespace {
 
-absl::Status DoNothing(Kernel&, const PassOptions&, PassContext&) {
+absl::Status LeaveKernelAsIs(Kernel&, const PassOptions&, PassContext&) {
   return absl::OkStatus();
 }
 
 // A pass with one option of each kind.
 const PassInfo& FakePass() {
   static const PassInfo pass{
-      "fake", &DoNothing, "",
+      "fake", &LeaveKernelAsIs, "",
       PassOptionList{IntOption("depth", 7, -1, 100), BoolOption("fast", false),
                      EnumOption("mode", {"y", "x"}),
                      OnlyWith(BoolOption("deep", true), "mode", "x"),

@@ -13,6 +13,7 @@
 #include "analysis/ordering_test_helpers.h"
 #include "gtest/gtest.h"
 #include "parser/parser.h"
+#include "parser/testing/parse_for_test.h"
 #include "passes/test_helpers.h"
 #include "printer/kir_printer.h"
 
@@ -197,12 +198,6 @@ constexpr char kKernel[] = R"(kernel @k(%out: global i32[4]) block(32) {
 }
 )";
 
-std::unique_ptr<Module> Parse(absl::string_view text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
-  EXPECT_TRUE(module.ok()) << module.status();
-  return module.ok() ? *std::move(module) : nullptr;
-}
-
 Pipeline MustParse(absl::string_view text) {
   absl::StatusOr<Pipeline> pipeline = ParsePipeline(text);
   EXPECT_TRUE(pipeline.ok()) << pipeline.status();
@@ -210,7 +205,7 @@ Pipeline MustParse(absl::string_view text) {
 }
 
 TEST(RunPipelineTest, RunsPassesAndReportsStatistics) {
-  std::unique_ptr<Module> module = Parse(kKernel);
+  std::unique_ptr<Module> module = ParseForTest(kKernel);
   PipelineRunOptions options;
   options.statistics = true;
   std::ostringstream log;
@@ -225,7 +220,7 @@ TEST(RunPipelineTest, RunsPassesAndReportsStatistics) {
 }
 
 TEST(RunPipelineTest, PrintChangedShowsADiffOrUnchanged) {
-  std::unique_ptr<Module> module = Parse(kKernel);
+  std::unique_ptr<Module> module = ParseForTest(kKernel);
   PipelineRunOptions options;
   options.print_changed = true;
   std::ostringstream log;
@@ -246,7 +241,7 @@ TEST(RunPipelineTest, PrintChangedShowsADiffOrUnchanged) {
 }
 
 TEST(RunPipelineTest, TimePassesPrintsOneRowPerPass) {
-  std::unique_ptr<Module> module = Parse(kKernel);
+  std::unique_ptr<Module> module = ParseForTest(kKernel);
   PipelineRunOptions options;
   options.time_passes = true;
   std::ostringstream log;
@@ -265,7 +260,7 @@ TEST(RunPipelineTest, TimePassesPrintsOneRowPerPass) {
 }
 
 TEST(RunPipelineTest, PassFailureWritesARunnableReproducer) {
-  std::unique_ptr<Module> module = Parse(kKernel);
+  std::unique_ptr<Module> module = ParseForTest(kKernel);
   PipelineRunOptions options;
   options.reproducer_path = ::testing::TempDir() + "/pipeline_test_repro.kir";
   std::ostringstream log;
@@ -295,7 +290,7 @@ TEST(RunPipelineTest, PassFailureWritesARunnableReproducer) {
   // The IR is the input of the failing pass: canonicalize already ran.
   EXPECT_NE(reproducer.find("store %out[%c0], %c5"), std::string::npos)
       << reproducer;
-  std::unique_ptr<Module> rerun = Parse(reproducer);
+  std::unique_ptr<Module> rerun = ParseForTest(reproducer);
   ASSERT_NE(rerun, nullptr);
   PipelineRunOptions no_reproducer;
   no_reproducer.write_reproducer = false;
@@ -329,7 +324,7 @@ TEST(RunPipelineTest, RebuiltReproducerEqualsThePrintedOne) {
     PipelineRunOptions printed;
     printed.reproducer_path =
         absl::StrCat(::testing::TempDir(), "/printed_", name, ".kir");
-    std::unique_ptr<Module> module = Parse(text);
+    std::unique_ptr<Module> module = ParseForTest(text);
     ASSERT_NE(module, nullptr);
     ASSERT_FALSE(RunPipeline(*module, pipeline, printed, log).ok());
 
@@ -341,7 +336,7 @@ TEST(RunPipelineTest, RebuiltReproducerEqualsThePrintedOne) {
       ++rebuilds;
       return ParseModuleString(text);
     };
-    module = Parse(text);
+    module = ParseForTest(text);
     absl::Status status = RunPipeline(*module, pipeline, rebuilt, log);
     ASSERT_FALSE(status.ok());
     EXPECT_EQ(rebuilds, 1);
@@ -364,7 +359,7 @@ TEST(RunPipelineTest, RebuiltReproducerEqualsThePrintedOne) {
 // A pass that does not fail again on the rebuilt input (here: the rebuild
 // is another kernel) is reported: that reproducer would not reproduce.
 TEST(RunPipelineTest, RebuiltReproducerThatPassesIsFlagged) {
-  std::unique_ptr<Module> module = Parse(kKernel);
+  std::unique_ptr<Module> module = ParseForTest(kKernel);
   PipelineRunOptions options;
   options.reproducer_path = ::testing::TempDir() + "/flagged_repro.kir";
   options.rebuild_input = [] {
@@ -383,7 +378,7 @@ TEST(RunPipelineTest, RebuiltReproducerThatPassesIsFlagged) {
 
 // A rebuild that fails leaves no reproducer, and says why.
 TEST(RunPipelineTest, FailedRebuildIsReported) {
-  std::unique_ptr<Module> module = Parse(kKernel);
+  std::unique_ptr<Module> module = ParseForTest(kKernel);
   PipelineRunOptions options;
   options.rebuild_input = []() -> absl::StatusOr<std::unique_ptr<Module>> {
     return absl::UnavailableError("the source is gone");
@@ -400,7 +395,7 @@ TEST(RunPipelineTest, FailedRebuildIsReported) {
 }
 
 TEST(RunPipelineTest, VerifyEachCatchesBrokenIrUnlessDisabled) {
-  std::unique_ptr<Module> module = Parse(kKernel);
+  std::unique_ptr<Module> module = ParseForTest(kKernel);
   PipelineRunOptions options;
   options.write_reproducer = false;
   std::ostringstream log;
@@ -412,7 +407,7 @@ TEST(RunPipelineTest, VerifyEachCatchesBrokenIrUnlessDisabled) {
             absl::string_view::npos)
       << status.message();
 
-  std::unique_ptr<Module> unchecked = Parse(kKernel);
+  std::unique_ptr<Module> unchecked = ParseForTest(kKernel);
   options.verify_each = false;
   EXPECT_TRUE(
       RunPipeline(*unchecked, MustParse("test-hoist-last-op"), options, log)
@@ -424,13 +419,13 @@ TEST(RunPipelineTest, VerifyEachCatchesBrokenIrUnlessDisabled) {
 // --verify-analyses checks the claim and catches the change.
 TEST(RunPipelineTest, NoVerifierAfterAPassThatPreservedEverything) {
   const Pipeline lying = MustParse("test-hoist-last-op{claim-unchanged=1}");
-  std::unique_ptr<Module> module = Parse(kKernel);
+  std::unique_ptr<Module> module = ParseForTest(kKernel);
   PipelineRunOptions options;
   options.write_reproducer = false;
   std::ostringstream log;
   EXPECT_TRUE(RunPipeline(*module, lying, options, log).ok());
 
-  std::unique_ptr<Module> checked = Parse(kKernel);
+  std::unique_ptr<Module> checked = ParseForTest(kKernel);
   options.verify_analyses = true;
   absl::Status status = RunPipeline(*checked, lying, options, log);
   ASSERT_FALSE(status.ok());
@@ -442,7 +437,7 @@ TEST(RunPipelineTest, NoVerifierAfterAPassThatPreservedEverything) {
 }
 
 TEST(RunPipelineTest, PrintIrAfterNamedPassOnly) {
-  std::unique_ptr<Module> module = Parse(kKernel);
+  std::unique_ptr<Module> module = ParseForTest(kKernel);
   PipelineRunOptions options;
   options.print_ir_after = "dce";
   std::ostringstream log;
@@ -499,7 +494,7 @@ constexpr char kUpToInsertSyncs[] =
 // the mbarrier inits before them.
 std::unique_ptr<Module> LoweredPingpong() {
   std::unique_ptr<Module> module =
-      Parse(ReadTestdata("examples/pingpong_gemm.kir"));
+      ParseForTest(ReadTestdata("examples/pingpong_gemm.kir"));
   if (module == nullptr) return nullptr;
   const absl::Status lowered = RunPasses(*module, kUpToInsertSyncs);
   EXPECT_TRUE(lowered.ok()) << lowered;

@@ -31,7 +31,7 @@
 namespace kir {
 namespace {
 
-constexpr char kPassName[] = "plan-shared-memory";
+constexpr char kPlanSharedMemoryPassName[] = "plan-shared-memory";
 // Replanning rounds; each keeps at least one more pair apart.
 constexpr int kMaxRounds = 64;
 
@@ -327,7 +327,8 @@ class Planner {
                                      }),
                          site.because.end());
       builder.set_loc(site.before->loc());
-      builder.set_provenance(Provenance{kPassName, site.because});
+      builder.set_provenance(
+          Provenance{kPlanSharedMemoryPassName, site.because});
       Op* barrier = nullptr;
       if (site.role != nullptr) {
         const int threads = static_cast<int>(

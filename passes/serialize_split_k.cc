@@ -26,7 +26,7 @@
 namespace kir {
 namespace {
 
-constexpr char kPassName[] = "serialize-split-k";
+constexpr char kSerializeSplitKPassName[] = "serialize-split-k";
 constexpr char kSplitKLowered[] = "splitk-lowered";
 constexpr char kPartialElements[] = "partial-elements";
 constexpr char kVectorLanes[] = "vector-lanes";
@@ -1340,7 +1340,7 @@ class Rewriter {
 
   void Inherit(OpBuilder& builder) const {
     builder.set_loc(plan_.splitk->loc());
-    builder.set_provenance(Provenance{kPassName, {}});
+    builder.set_provenance(Provenance{kSerializeSplitKPassName, {}});
   }
 
   // The workspaces go right before the splitk's top-level ancestor, where

@@ -27,7 +27,7 @@
 namespace kir {
 namespace {
 
-constexpr char kPassName[] = "uniform-predicates";
+constexpr char kUniformPredicatesPassName[] = "uniform-predicates";
 constexpr int kWarpSize = 32;
 constexpr int kWarpgroupSize = 128;
 
@@ -638,7 +638,7 @@ class UniformPredicatesPass {
   }
 
   Provenance Inserted(std::vector<Location> because = {}) const {
-    return Provenance{kPassName, std::move(because)};
+    return Provenance{kUniformPredicatesPassName, std::move(because)};
   }
 
   // Finds the broadcast an earlier run inserted, or inserts one before the

@@ -39,11 +39,6 @@ Result RunPass(absl::string_view text, absl::string_view mode = "shfl") {
   return result;
 }
 
-int64_t Counter(const PassStatistics& stats, const std::string& name) {
-  auto it = stats.counters().find(name);
-  return it == stats.counters().end() ? -1 : it->second;
-}
-
 absl::Status VerifyText(const std::string& text) {
   absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
   if (!module.ok()) return module.status();
@@ -99,8 +94,8 @@ TEST(UniformPredicatesTest, WholeWarpReduceBecomesSingleIssue) {
             std::string::npos)
       << result.printed;
   EXPECT_EQ(result.printed.find("cmp lt"), std::string::npos);
-  EXPECT_EQ(Counter(result.stats, "issues-wrapped"), 1);
-  EXPECT_EQ(Counter(result.stats, "guards-rewritten"), 1);
+  EXPECT_EQ(result.stats.Get("issues-wrapped"), 1);
+  EXPECT_EQ(result.stats.Get("guards-rewritten"), 1);
 }
 
 TEST(UniformPredicatesTest, ModeNoneLeavesTheWholeWarpIssuing) {
@@ -143,7 +138,7 @@ kernel @role_load(%g: global f32[64, 64], %map: tensormap f32[64, 64] of %g) blo
   EXPECT_NE(result.printed.find("      }\n    }\n    mbarrier.wait"),
             std::string::npos)
       << result.printed;
-  EXPECT_EQ(Counter(result.stats, "issues-wrapped"), 1);
+  EXPECT_EQ(result.stats.Get("issues-wrapped"), 1);
 }
 
 // Operands that differ between the issuing threads: issuing once would drop
@@ -163,7 +158,7 @@ kernel @per_thread_rows(%g: global f32[64, 64], %map: tensormap f32[64, 64] of %
 )");
   ASSERT_TRUE(result.status.ok()) << result.status;
   EXPECT_EQ(result.printed.find("elect.sync"), std::string::npos);
-  EXPECT_EQ(Counter(result.stats, "issues-left"), 1);
+  EXPECT_EQ(result.stats.Get("issues-left"), 1);
 }
 
 // Guards that provably differ within a warp: located errors with a note at
@@ -258,7 +253,7 @@ kernel @split_group(%g: global f32[64, 64], %map: tensormap f32[64, 64] of %g,
   ASSERT_TRUE(result.status.ok()) << result.status;
   EXPECT_EQ(result.printed.find("elect.sync"), std::string::npos)
       << result.printed;
-  EXPECT_EQ(Counter(result.stats, "issues-left"), 3);
+  EXPECT_EQ(result.stats.Get("issues-left"), 3);
   EXPECT_TRUE(VerifyText(result.printed).ok()) << VerifyText(result.printed);
 }
 
@@ -281,7 +276,7 @@ kernel @half(%sem: global i32[4]) block(64) {
 )");
   ASSERT_TRUE(result.status.ok()) << result.status;
   EXPECT_EQ(result.printed.find("elect.sync"), std::string::npos);
-  EXPECT_EQ(Counter(result.stats, "issues-left"), 1);
+  EXPECT_EQ(result.stats.Get("issues-left"), 1);
 }
 
 // A block-uniform early exit: the broadcast goes before it, where every

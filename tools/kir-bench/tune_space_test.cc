@@ -9,7 +9,7 @@
 namespace kir::bench {
 namespace {
 
-gen::MatmulProblem Problem(int64_t m, int64_t n, int64_t k) {
+gen::MatmulProblem ProblemOfSize(int64_t m, int64_t n, int64_t k) {
   gen::MatmulProblem problem;
   problem.m = m;
   problem.n = n;
@@ -25,7 +25,7 @@ TEST(TuneSpace, HeuristicFirstBoundedDistinctAndValid) {
     return c.stages * (c.tile_m + c.tile_n) * c.tile_k * 2 <= 200 * 1024;
   };
   const std::vector<gen::MatmulConfig> candidates =
-      TuneCandidates(Problem(4096, 4096, 4096), heuristic, fits, 12);
+      TuneCandidates(ProblemOfSize(4096, 4096, 4096), heuristic, fits, 12);
   ASSERT_EQ(candidates.size(), 12u);
   EXPECT_TRUE(SameConfig(candidates[0], heuristic));
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -42,7 +42,7 @@ TEST(TuneSpace, SplitKOnlyWhereTheTilesCannotFillTheGpu) {
   heuristic.tile_m = 128;
   heuristic.tile_n = 128;
   const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
-      Problem(256, 256, 65536), heuristic,
+      ProblemOfSize(256, 256, 65536), heuristic,
       [](const gen::MatmulConfig&) { return true; }, 100);
   int split = 0;
   for (const gen::MatmulConfig& c : candidates) split += c.split_k > 1;
@@ -53,7 +53,7 @@ TEST(TuneSpace, SplitKOnlyWhereTheTilesCannotFillTheGpu) {
 // Each split candidate takes the heuristic's skew for its tile and split
 // count; the skew itself is varied around the heuristic's.
 TEST(TuneSpace, SplitSkewFollowsTheSplitAndIsVaried) {
-  const gen::MatmulProblem problem = Problem(256, 256, 65536);
+  const gen::MatmulProblem problem = ProblemOfSize(256, 256, 65536);
   const gen::MatmulConfig heuristic = gen::ChooseConfig(problem);
   ASSERT_EQ(heuristic.split_k_skew, 7);
   const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
@@ -75,7 +75,7 @@ TEST(TuneSpace, SplitSkewFollowsTheSplitAndIsVaried) {
 // Where K is split, each tile also comes with the split that fills one
 // wave (132 SMs), with as many stages as fit, within the default limit.
 TEST(TuneSpace, SplitTilesKeepTheGridWithinOneWave) {
-  const gen::MatmulProblem problem = Problem(512, 1024, 32768);
+  const gen::MatmulProblem problem = ProblemOfSize(512, 1024, 32768);
   gen::MatmulConfig heuristic = gen::ChooseConfig(problem);
   ASSERT_EQ(gen::DescribeConfig(heuristic),
             "128x128x64 s7 ws coop wg2 c1x1 r8 epi=reuse splitk=4/serial "
@@ -104,7 +104,7 @@ TEST(TuneSpace, SixtyFourRowTilesHaveOneConsumerWarpgroup) {
   // A 64-row tile with two consumer warpgroups cannot be generated: the
   // candidate must change both, or tuning never tries 64-row tiles.
   const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
-      Problem(4096, 4096, 4096), gen::MatmulConfig(),
+      ProblemOfSize(4096, 4096, 4096), gen::MatmulConfig(),
       [](const gen::MatmulConfig& c) {
         return c.tile_m == 64 * c.consumer_warpgroups;
       },
@@ -120,7 +120,7 @@ TEST(TuneSpace, SixtyFourRowTilesHaveOneConsumerWarpgroup) {
 // With the generator's own check and the default limit (16), the set for
 // a large problem holds the two ping-pong configurations, each valid.
 TEST(TuneSpace, IncludesPingPongWithinTheDefaultLimit) {
-  const gen::MatmulProblem problem = Problem(4096, 4096, 4096);
+  const gen::MatmulProblem problem = ProblemOfSize(4096, 4096, 4096);
   const std::vector<gen::MatmulConfig> candidates = TuneCandidates(
       problem, gen::ChooseConfig(problem),
       [&](const gen::MatmulConfig& c) {
@@ -140,7 +140,7 @@ TEST(TuneSpace, IncludesPingPongWithinTheDefaultLimit) {
 
 TEST(TuneSpace, NothingValidGivesNothing) {
   EXPECT_TRUE(TuneCandidates(
-                  Problem(64, 64, 64), gen::MatmulConfig(),
+                  ProblemOfSize(64, 64, 64), gen::MatmulConfig(),
                   [](const gen::MatmulConfig&) { return false; }, 16)
                   .empty());
 }
