@@ -29,7 +29,7 @@ kernel @k() block(128) {
 })";
 
 TEST(AnalysisManagerTest, BuildsOnceAndCountsHits) {
-  std::unique_ptr<Module> module = Parse(kKernel);
+  std::unique_ptr<Module> module = ParseForTest(kKernel);
   ASSERT_NE(module, nullptr);
   AnalysisManager analyses(*module->kernels[0]);
   ThreadAnalysis& first = analyses.Get<ThreadAnalysis>();
@@ -42,7 +42,7 @@ TEST(AnalysisManagerTest, BuildsOnceAndCountsHits) {
 }
 
 TEST(AnalysisManagerTest, DroppingAnAnalysisDropsWhatWasBuiltFromIt) {
-  std::unique_ptr<Module> module = Parse(kKernel);
+  std::unique_ptr<Module> module = ParseForTest(kKernel);
   ASSERT_NE(module, nullptr);
   AnalysisManager analyses(*module->kernels[0]);
   analyses.Get<ConflictAnalysis>();  // builds the thread analysis too
@@ -73,7 +73,7 @@ TEST(AnalysisManagerTest, DroppingAnAnalysisDropsWhatWasBuiltFromIt) {
 // a pass must say); an op in a region it has not seen is a stale analysis,
 // which VerifyCached reports.
 TEST(AnalysisManagerTest, VerifyCachedFindsARegionTheAnalysisWasNotToldAbout) {
-  std::unique_ptr<Module> module = Parse(kKernel);
+  std::unique_ptr<Module> module = ParseForTest(kKernel);
   ASSERT_NE(module, nullptr);
   Kernel& kernel = *module->kernels[0];
   AnalysisManager analyses(kernel);

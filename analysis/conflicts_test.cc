@@ -471,7 +471,7 @@ void RunRandomPairs(uint32_t seed, int count, Form form, Outcome& outcome) {
                      "  %tid = add %tyx, %tx : index\n"
                      "  %bid = block.id x : index\n",
                      loop, "}\n");
-    std::unique_ptr<Module> module = Parse(text);
+    std::unique_ptr<Module> module = ParseForTest(text);
     if (module == nullptr) return;
     const Kernel& kernel = *module->kernels[0];
     ThreadAnalysis threads(kernel);
@@ -688,7 +688,7 @@ struct Pair {
 
 Pair Analyze(const std::string& block, const std::string& body) {
   Pair pair;
-  pair.module = Parse(absl::StrCat(
+  pair.module = ParseForTest(absl::StrCat(
       "kernel @k(%g: global f32[64, 64], %map: tensormap f32[16, 32] of %g) ",
       block, " {\n", Constants(),
       "  %f = const 1.0 : f32\n"

@@ -77,7 +77,7 @@ std::string StraightKernel(int units) {
 
 void CheckAgainstScratch(const std::string& text, int steps,
                          std::optional<FencePlacement> proxy, int seed) {
-  std::unique_ptr<Module> module = Parse(text);
+  std::unique_ptr<Module> module = ParseForTest(text);
   ASSERT_NE(module, nullptr);
   ExpectIncrementalMatchesScratch(*module->kernels[0], steps, proxy, seed);
 }
@@ -140,7 +140,7 @@ int64_t WorkOf(Fn&& run) {
 // pending ones from before the loop, which every round used to walk again
 // (today about a third of the work).
 TEST(OrderingDataflowTest, LoopRoundsWalkOnlyTheAccessesThatChanged) {
-  std::unique_ptr<Module> module = Parse(PendingThenLoop(32, 8));
+  std::unique_ptr<Module> module = ParseForTest(PendingThenLoop(32, 8));
   ASSERT_NE(module, nullptr);
   const Kernel& kernel = *module->kernels[0];
   SyncAnalysisOptions every_class;
@@ -163,7 +163,7 @@ TEST(OrderingDataflowTest, WantedPairsAreThoseOfTheWholeAnswer) {
   for (const std::string& text :
        {StraightKernel(9), ReadExample("ws_gemm.lowered.kir"),
         ReadExample("epilogue.lowered.kir")}) {
-    std::unique_ptr<Module> module = Parse(text);
+    std::unique_ptr<Module> module = ParseForTest(text);
     ASSERT_NE(module, nullptr);
     const Kernel& kernel = *module->kernels[0];
     auto later_reads = [](const MemoryEffect&, const MemoryEffect& later) {
@@ -192,7 +192,7 @@ TEST(OrderingDataflowTest, WantedPairsAreThoseOfTheWholeAnswer) {
 // accesses whose state the barrier changed (the pending writes it orders),
 // with the loop's last walk for the others.
 TEST(IncrementalOrderingTest, ABarrierBeforeALoopWalksItOnlyForWhatChanged) {
-  std::unique_ptr<Module> module = Parse(PendingThenLoop(4, 24));
+  std::unique_ptr<Module> module = ParseForTest(PendingThenLoop(4, 24));
   ASSERT_NE(module, nullptr);
   Kernel& kernel = *module->kernels[0];
   ThreadAnalysis threads(kernel);

@@ -15,7 +15,7 @@ namespace kir {
 namespace {
 
 absl::Status Check(const std::string& text) {
-  std::unique_ptr<Module> module = Parse(text);
+  std::unique_ptr<Module> module = ParseForTest(text);
   if (module == nullptr) return absl::InternalError("parse");
   return CheckSyncs(*module->kernels[0]);
 }
@@ -144,7 +144,7 @@ TEST(CheckSyncsTest, HandLoweredExamplesPass) {
       text.append(buffer, n);
     }
     std::fclose(file);
-    std::unique_ptr<Module> module = Parse(text);
+    std::unique_ptr<Module> module = ParseForTest(text);
     ASSERT_NE(module, nullptr);
     for (const auto& kernel : module->kernels) {
       absl::Status status = CheckSyncs(*kernel);
@@ -179,7 +179,8 @@ std::string OrderedStraightLine(int units, bool extra) {
 // about a walk of the kernel in all. (It walked the whole kernel once per
 // barrier: 2000 walks here, and 100 s for 10k ops after the pipeline.)
 TEST(CheckSyncsTest, CheckingEveryBarrierCostsAboutOneWalk) {
-  std::unique_ptr<Module> module = Parse(OrderedStraightLine(1000, false));
+  std::unique_ptr<Module> module =
+      ParseForTest(OrderedStraightLine(1000, false));
   ASSERT_NE(module, nullptr);
   const Kernel& kernel = *module->kernels[0];
   int64_t before = OrderingDataflowWork();
@@ -197,7 +198,7 @@ TEST(CheckSyncsTest, CheckingEveryBarrierCostsAboutOneWalk) {
 // it.
 TEST(CheckSyncsTest, UnneededBarrierAmongManyIsReportedAlone) {
   const std::string text = OrderedStraightLine(200, true);
-  std::unique_ptr<Module> module = Parse(text);
+  std::unique_ptr<Module> module = ParseForTest(text);
   ASSERT_NE(module, nullptr);
   const absl::Status status = CheckSyncs(*module->kernels[0]);
   ASSERT_FALSE(status.ok());
@@ -218,7 +219,8 @@ TEST(CheckSyncsTest, UnneededBarrierAmongManyIsReportedAlone) {
 // fence check walks nothing (its state, which no barrier empties of
 // unfenced generic accesses, grew with the kernel: 64 s for 100k ops).
 TEST(CheckProxyFencesTest, KernelWithoutAsyncAccessesCostsNoWalk) {
-  std::unique_ptr<Module> module = Parse(OrderedStraightLine(1000, false));
+  std::unique_ptr<Module> module =
+      ParseForTest(OrderedStraightLine(1000, false));
   ASSERT_NE(module, nullptr);
   const int64_t before = OrderingDataflowWork();
   const absl::Status status =

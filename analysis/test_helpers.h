@@ -11,15 +11,9 @@
 #include "gtest/gtest.h"
 #include "ir/ir.h"
 #include "parser/parser.h"
+#include "parser/testing/parse_for_test.h"
 
 namespace kir {
-
-// The parsed module; a parse error fails the test and gives null.
-inline std::unique_ptr<Module> Parse(const std::string& text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
-  EXPECT_TRUE(module.ok()) << module.status() << "\n" << text;
-  return module.ok() ? *std::move(module) : nullptr;
-}
 
 }  // namespace kir
 

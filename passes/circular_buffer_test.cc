@@ -79,7 +79,7 @@ TEST_P(SweepTest, EveryModeStageAndPrefetchPassesTheCheckers) {
                            ",prefetch=", variant.prefetch)
             : absl::StrCat("mode=warp-specialized,stages=", variant.stages);
     SCOPED_TRACE(absl::StrCat(GetParam().file, " ", options));
-    std::unique_ptr<Module> module = Parse(text);
+    std::unique_ptr<Module> module = ParseForTest(text);
     ASSERT_NE(module, nullptr);
     ASSERT_TRUE(RunPasses(*module, absl::StrCat("canonicalize,circular-buffer{",
                                                 options, "},", kRest))
@@ -111,7 +111,7 @@ INSTANTIATE_TEST_SUITE_P(
 // it with the barrier and fence checkers; returns the printed kernel, or
 // "" after a failure.
 std::string LowerAndCheck(const std::string& text, const std::string& options) {
-  std::unique_ptr<Module> module = Parse(text);
+  std::unique_ptr<Module> module = ParseForTest(text);
   if (module == nullptr) {
     ADD_FAILURE() << "parse failed";
     return "";
@@ -161,7 +161,7 @@ TEST(CircularBufferTest, PingPongCopiesTheGroupsSharedBuffers) {
   const std::string text =
       ReadTestdata("passes/circular-buffer/pingpong_private.kir");
   ASSERT_FALSE(text.empty());
-  std::unique_ptr<Module> module = Parse(text);
+  std::unique_ptr<Module> module = ParseForTest(text);
   ASSERT_NE(module, nullptr);
   ASSERT_TRUE(RunPasses(*module, "circular-buffer").ok());
   EXPECT_TRUE(Verify(*module).ok()) << Verify(*module);
@@ -195,7 +195,7 @@ kernel @k sizes(%n) (%x: global f32[%n, 64], %y: global f32[%n, 128],
   }
 }
 )";
-  std::unique_ptr<Module> large = Parse(kTooLarge);
+  std::unique_ptr<Module> large = ParseForTest(kTooLarge);
   ASSERT_NE(large, nullptr);
   absl::Status status = RunPasses(*large, "circular-buffer");
   EXPECT_FALSE(status.ok());
@@ -227,7 +227,7 @@ kernel @k sizes(%n) (%x: global f32[%n, 32], %y: global f32[%n, 128],
 )";
 
 TEST(CircularBufferTest, CountsWhatItDid) {
-  std::unique_ptr<Module> module = Parse(kLoop);
+  std::unique_ptr<Module> module = ParseForTest(kLoop);
   ASSERT_NE(module, nullptr);
   PassStatistics stats;
   PassContext context{stats};
@@ -244,7 +244,7 @@ TEST(CircularBufferTest, CountsWhatItDid) {
 
 TEST(CircularBufferTest, SecondRunChangesNothing) {
   for (const char* options : {"", "{mode=warp-specialized}"}) {
-    std::unique_ptr<Module> module = Parse(kLoop);
+    std::unique_ptr<Module> module = ParseForTest(kLoop);
     ASSERT_NE(module, nullptr);
     ASSERT_TRUE(
         RunPasses(*module, absl::StrCat("circular-buffer", options)).ok());
@@ -288,7 +288,7 @@ kernel @k sizes(%n) (%x: global f32[%n, 32], %w: global f32[128, 32],
 // box; the rest of the pipeline yields a kernel the checkers accept, and a
 // second run of the pass changes nothing.
 TEST(CircularBufferTest, MulticastsTheSharedLoad) {
-  std::unique_ptr<Module> module = Parse(kMulticastLoop);
+  std::unique_ptr<Module> module = ParseForTest(kMulticastLoop);
   ASSERT_NE(module, nullptr);
   Kernel& kernel = *module->kernels[0];
   PassStatistics stats;
@@ -359,7 +359,7 @@ TEST(CircularBufferTest, RejectsBadOptions) {
             "merged"},
            {"pingpong=yes",
             "option 'pingpong' expects marker, true or false"}}) {
-    std::unique_ptr<Module> module = Parse(kLoop);
+    std::unique_ptr<Module> module = ParseForTest(kLoop);
     ASSERT_NE(module, nullptr);
     absl::Status status =
         RunPasses(*module, absl::StrCat("circular-buffer{", options, "}"));
@@ -369,7 +369,7 @@ TEST(CircularBufferTest, RejectsBadOptions) {
   }
   // Ping-pong asked of a pipelined loop is an error at the loop.
   {
-    std::unique_ptr<Module> module = Parse(kLoop);
+    std::unique_ptr<Module> module = ParseForTest(kLoop);
     ASSERT_NE(module, nullptr);
     absl::Status status = RunPasses(*module, "circular-buffer{pingpong=true}");
     EXPECT_NE(std::string(status.message())
@@ -378,7 +378,7 @@ TEST(CircularBufferTest, RejectsBadOptions) {
         << status;
   }
   // A prefetch the stages cannot hold is an error at the loop.
-  std::unique_ptr<Module> module = Parse(kLoop);
+  std::unique_ptr<Module> module = ParseForTest(kLoop);
   ASSERT_NE(module, nullptr);
   absl::Status status = RunPasses(*module, "circular-buffer{prefetch=3}");
   EXPECT_NE(std::string(status.message())

@@ -46,7 +46,7 @@ std::vector<Op*> WalkOrder(Kernel& kernel, Keep keep) {
 // The order does not depend on whether the ops were few enough to sort by
 // place or many enough to be found by a walk.
 TEST(InProgramOrderTest, FewOpsAndManyOpsBothComeInPreOrder) {
-  std::unique_ptr<Module> module = Parse(NestedKernel());
+  std::unique_ptr<Module> module = ParseForTest(NestedKernel());
   ASSERT_NE(module, nullptr);
   Kernel& kernel = *module->kernels.front();
   const std::vector<Op*> all = WalkOrder(kernel, [](Op&) { return true; });
@@ -73,7 +73,7 @@ TEST(InProgramOrderTest, FewOpsAndManyOpsBothComeInPreOrder) {
 
 // An op taken out of the kernel is left out, by either way of ordering.
 TEST(InProgramOrderTest, LeavesOutOpsNoLongerInTheKernel) {
-  std::unique_ptr<Module> module = Parse(NestedKernel());
+  std::unique_ptr<Module> module = ParseForTest(NestedKernel());
   ASSERT_NE(module, nullptr);
   Kernel& kernel = *module->kernels.front();
   std::vector<Op*> stores =

@@ -67,7 +67,7 @@ class ReuseSweepTest : public ::testing::TestWithParam<Case> {};
 // and a second planning changes nothing.
 TEST_P(ReuseSweepTest, LowersCheckedAndLaunchesWithTheReportedBytes) {
   const Case& c = GetParam();
-  std::unique_ptr<Module> module = Parse(ReadTestdata(c.file));
+  std::unique_ptr<Module> module = ParseForTest(ReadTestdata(c.file));
   ASSERT_NE(module, nullptr);
   ASSERT_TRUE(
       RunPasses(*module,
@@ -134,7 +134,7 @@ INSTANTIATE_TEST_SUITE_P(
 // What circular-buffer asks before it grows the GEMM's slices to 4 stages
 // is what the pass then lays out: 196672 bytes sharing, 263168 without.
 TEST(EstimateTest, CircularBufferAsksWhatThePassLaysOut) {
-  std::unique_ptr<Module> unlowered = Parse(ReadTestdata(kGemm));
+  std::unique_ptr<Module> unlowered = ParseForTest(ReadTestdata(kGemm));
   ASSERT_NE(unlowered, nullptr);
   const Kernel& kernel = *unlowered->kernels[0];
   SharedMemoryRequest request;
@@ -155,7 +155,7 @@ TEST(EstimateTest, CircularBufferAsksWhatThePassLaysOut) {
   EXPECT_EQ(estimate.occupancy.blocks_per_sm, 1);
   EXPECT_EQ(estimate.occupancy_without_reuse.blocks_per_sm, 0);
 
-  std::unique_ptr<Module> lowered = Parse(ReadTestdata(kGemm));
+  std::unique_ptr<Module> lowered = ParseForTest(ReadTestdata(kGemm));
   ASSERT_TRUE(RunPasses(*lowered, "default").ok());
   absl::StatusOr<CudaKernelAbi> abi = GetCudaKernelAbi(*lowered->kernels[0]);
   ASSERT_TRUE(abi.ok()) << abi.status();
@@ -163,7 +163,8 @@ TEST(EstimateTest, CircularBufferAsksWhatThePassLaysOut) {
 }
 
 TEST(PlanSharedMemoryTest, RejectsBadOptions) {
-  std::unique_ptr<Module> module = Parse(ReadTestdata("examples/epilogue.kir"));
+  std::unique_ptr<Module> module =
+      ParseForTest(ReadTestdata("examples/epilogue.kir"));
   ASSERT_NE(module, nullptr);
   absl::StatusOr<std::map<std::string, int64_t>> stats =
       Plan(*module, {{"reuse", "maybe"}});

@@ -43,7 +43,7 @@ class SplitKExampleTest : public testing::TestWithParam<ModeAndWork> {};
 
 TEST_P(SplitKExampleTest, DefaultPipelineLowersACheckedKernel) {
   std::unique_ptr<Module> module =
-      Parse(ReadTestdata("examples/splitk_gemm.kir"));
+      ParseForTest(ReadTestdata("examples/splitk_gemm.kir"));
   ASSERT_NE(module, nullptr);
   const std::string mode = GetParam().mode;
   const std::string pipeline = absl::StrCat(
@@ -106,7 +106,7 @@ INSTANTIATE_TEST_SUITE_P(ModesAndWorkTypes, SplitKExampleTest,
 TEST(SerializeSplitKTest, TmaModesMapTheirWorkBuffer) {
   for (const char* mode : {"tma-serial", "tma-atomic"}) {
     std::unique_ptr<Module> module =
-        Parse(ReadTestdata("examples/splitk_gemm.kir"));
+        ParseForTest(ReadTestdata("examples/splitk_gemm.kir"));
     ASSERT_NE(module, nullptr);
     const size_t params = module->kernels[0]->params().size();
     ASSERT_TRUE(
@@ -127,7 +127,7 @@ TEST(SerializeSplitKTest, TmaModesMapTheirWorkBuffer) {
 
 TEST(SerializeSplitKTest, KernelWithoutSplitKIsUnchanged) {
   std::unique_ptr<Module> module =
-      Parse(ReadTestdata("examples/transpose.kir"));
+      ParseForTest(ReadTestdata("examples/transpose.kir"));
   ASSERT_NE(module, nullptr);
   const std::string before = PrintModule(*module);
   ASSERT_TRUE(RunPasses(*module, "serialize-split-k").ok());

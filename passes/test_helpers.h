@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "ir/ir.h"
 #include "parser/parser.h"
+#include "parser/testing/parse_for_test.h"
 #include "passes/pipeline.h"
 
 namespace kir {
@@ -25,13 +26,6 @@ inline std::string ReadTestdata(const std::string& relative) {
   std::stringstream text;
   text << file.rdbuf();
   return text.str();
-}
-
-// The parsed module; a parse error fails the test and gives null.
-inline std::unique_ptr<Module> Parse(const std::string& text) {
-  absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(text);
-  EXPECT_TRUE(module.ok()) << module.status();
-  return module.ok() ? std::move(*module) : nullptr;
 }
 
 // Runs `pipeline_text` over `module`, verifying after each pass, without

@@ -599,7 +599,7 @@ std::unique_ptr<Module> LoweredMnMajor(const std::string& pipeline) {
       GenerateMatmul(problem, ChooseConfig(problem));
   EXPECT_TRUE(text.ok()) << text.status();
   if (!text.ok()) return nullptr;
-  std::unique_ptr<Module> module = Parse(*text);
+  std::unique_ptr<Module> module = ParseForTest(*text);
   if (module == nullptr) return nullptr;
   const absl::Status lowered = RunPasses(*module, pipeline);
   EXPECT_TRUE(lowered.ok()) << lowered;
@@ -621,7 +621,7 @@ TEST(GenerateMatmul, PingpongOrderingWorkIsBounded) {
   absl::StatusOr<std::string> text =
       GenerateMatmul(Problem(4096, 4096, 4096), *config);
   ASSERT_TRUE(text.ok()) << text.status();
-  std::unique_ptr<Module> module = Parse(*text);
+  std::unique_ptr<Module> module = ParseForTest(*text);
   ASSERT_NE(module, nullptr);
   const int64_t before = OrderingDataflowWork();
   const absl::Status lowered = RunPasses(*module, "default");
