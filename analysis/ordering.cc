@@ -514,6 +514,10 @@ class OrderingAnalysis {
     if (op.serial() < static_cast<int>(ops_.size()))
       ops_[op.serial()] = nullptr;
     const Op* top = op.TopLevelAncestor();
+    // An op of no election inside `top` leaves its elections as they were,
+    // without a walk of `top` (the whole kernel, when its body is one loop
+    // or role) per barrier a pass inserts or removes.
+    if (top != &op && ElectedWarp(op) < 0) return;
     elections_.erase(top);
     // An op inserted or about to be removed is synchronization, which
     // elects nothing; the op of the kernel body holding it keeps its
@@ -568,6 +572,7 @@ class OrderingAnalysis {
                                                  const Op* except = nullptr) {
     std::vector<std::pair<SetId, int>> elections;
     auto visit = [&](const Op& op) {
+      ++dataflow_work;
       if (&op == except || op.num_regions() > 0 || op.kind() == OpKind::kFor ||
           op.kind() == OpKind::kIf || op.kind() == OpKind::kRole) {
         return;

@@ -212,8 +212,9 @@ class IncrementalOrdering {
 };
 
 // The ordering dataflow's work in this process so far: for every op a walk
-// visited, the pending accesses it met (plus one), and for a walk that
-// starts part-way, the ops before it whose elections it takes. A measure
+// visited, the pending accesses it met (plus one), for a walk that starts
+// part-way, the ops before it whose elections it takes, and every op a
+// look for elections visits. A measure
 // that does not depend on the machine, for tests that bound what a pass
 // costs.
 int64_t OrderingDataflowWork();
