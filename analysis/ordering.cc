@@ -2,7 +2,6 @@
 #include "analysis/ordering.h"
 
 #include <algorithm>
-#include <atomic>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -10,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/container/node_hash_map.h"
@@ -349,8 +349,10 @@ bool IsGlobalAcquire(const MemoryEffect& effect) {
           effect.order == MemoryOrder::kAcqRel);
 }
 
-// OrderingDataflowWork().
-std::atomic<int64_t> dataflow_work{0};
+// OrderingDataflowWork(). Per thread and plain: a walk adds to it at every
+// op, and an atomic add there (a locked instruction) took a fifth of the
+// time of a long loop body's walks.
+thread_local int64_t dataflow_work = 0;
 
 // Facts derived once per op and kept until the analysis ends, carved from
 // large chunks: a kernel of a million ops costs a few hundred allocations
@@ -542,12 +544,20 @@ class OrderingAnalysis {
     int completion_barrier = -1;
   };
 
+  // Asked for every op a walk visits: the lookup inline, the derivation
+  // (with its large frame) out of line.
   const OpInfo& Info(const Op& op) {
+    if (op.serial() < static_cast<int>(ops_.size())) {
+      if (const OpInfo* known = ops_[op.serial()]) return *known;
+    }
+    return DeriveInfo(op);
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE const OpInfo& DeriveInfo(const Op& op) {
     if (op.serial() >= static_cast<int>(ops_.size())) {
       ops_.resize(std::max(kernel_.op_serial_bound(), op.serial() + 1),
                   nullptr);
     }
-    if (const OpInfo* known = ops_[op.serial()]) return *known;
     OpInfo info;
     info.effects = effects_.Append(MemoryEffectsOf(op));
     for (const MemoryEffect& effect : info.effects) {
@@ -1334,7 +1344,7 @@ class OrderingAnalysis {
       // of a pair whose later one comes after the bound, or of a carried
       // pair, and neither is wanted.
       if (past_bound && !bound_keeps_entries_) continue;
-      Entry entry;
+      Entry entry = blank_entry_;
       entry.key.op = &op;
       entry.key.effect = i;
       entry.effect = &effect;
@@ -1548,6 +1558,10 @@ class OrderingAnalysis {
   // Thread sets of accesses issued by the elected lane of one warp (the set
   // names the warp), as far as the walk went.
   absl::flat_hash_map<SetId, int> elected_;
+  // Copied for each new entry: value-initializing one is a `rep stos` (GCC),
+  // whose start-up cost was a sixth of a long loop body's walks; a copy of
+  // a member the compiler cannot see into is a few moves.
+  const Entry blank_entry_{};
   // For walks that start part-way (StartWalk): the ops of the kernel body
   // with elections and theirs (ElectionsIn; all of them once scanned), so
   // that a walk from op k knows exactly those of the ops before k, as a walk
@@ -1655,7 +1669,7 @@ std::vector<UnfencedPair> FindUnfencedPairs(
   return pairs;
 }
 
-int64_t OrderingDataflowWork() { return dataflow_work.load(); }
+int64_t OrderingDataflowWork() { return dataflow_work; }
 
 std::string DescribeAccess(const Op& op, int effect) {
   MemoryEffects effects = MemoryEffectsOf(op);

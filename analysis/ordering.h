@@ -211,7 +211,7 @@ class IncrementalOrdering {
   std::unique_ptr<Impl> impl_;
 };
 
-// The ordering dataflow's work in this process so far: for every op a walk
+// The ordering dataflow's work in this thread so far: for every op a walk
 // visited, the pending accesses it met (plus one), for a walk that starts
 // part-way, the ops before it whose elections it takes, and every op a
 // look for elections visits. A measure
