@@ -6,10 +6,10 @@
 #include <string>
 
 #include "analysis/conflicts.h"
-#include "analysis/test_helpers.h"
 #include "analysis/thread_analysis.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
+#include "parser/testing/parse_for_test.h"
 
 namespace kir {
 namespace {

@@ -18,11 +18,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "analysis/test_helpers.h"
 #include "analysis/thread_analysis.h"
 #include "gtest/gtest.h"
 #include "ir/sanitizers.h"
 #include "parser/parser.h"
+#include "parser/testing/parse_for_test.h"
 
 namespace kir {
 namespace {

@@ -516,14 +516,11 @@ class OrderingAnalysis {
     if (op.serial() < static_cast<int>(ops_.size()))
       ops_[op.serial()] = nullptr;
     const Op* top = op.TopLevelAncestor();
-    // An op of no election inside `top` leaves its elections as they were,
-    // without a walk of `top` (the whole kernel, when its body is one loop
-    // or role) per barrier a pass inserts or removes.
+    // An op inserted or removed inside `top` is synchronization, which
+    // elects nothing: `top` keeps its elections, without a walk of it (the
+    // whole kernel, when its body is one loop or role) per barrier.
     if (top != &op && ElectedWarp(op) < 0) return;
     elections_.erase(top);
-    // An op inserted or about to be removed is synchronization, which
-    // elects nothing; the op of the kernel body holding it keeps its
-    // elections.
     if (elections_scanned_ && top != &op) {
       std::vector<std::pair<SetId, int>> elections = ElectionsIn(*top, &op);
       if (!elections.empty()) elections_.emplace(top, std::move(elections));

@@ -8,16 +8,17 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/conflicts.h"
 #include "analysis/ordering_test_helpers.h"
-#include "analysis/test_helpers.h"
 #include "analysis/thread_analysis.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "ir/effects.h"
 #include "ir/sanitizers.h"
+#include "parser/testing/parse_for_test.h"
 
 namespace kir {
 namespace {
@@ -190,8 +191,15 @@ TEST(OrderingDataflowTest, WantedPairsAreThoseOfTheWholeAnswer) {
 
 // A kernel with the analyses an IncrementalOrdering needs, and its loop.
 struct KeptOrdering {
-  explicit KeptOrdering(const std::string& text)
-      : module(ParseForTest(text)),
+  // Null when `text` does not parse (the test has failed then).
+  static std::unique_ptr<KeptOrdering> Make(const std::string& text) {
+    std::unique_ptr<Module> module = ParseForTest(text);
+    if (module == nullptr) return nullptr;
+    return std::make_unique<KeptOrdering>(std::move(module));
+  }
+
+  explicit KeptOrdering(std::unique_ptr<Module> parsed)
+      : module(std::move(parsed)),
         kernel(*module->kernels[0]),
         threads(kernel),
         conflicts(kernel, threads),
@@ -225,7 +233,10 @@ struct KeptOrdering {
 // accesses whose state the barrier changed (the pending writes it orders),
 // with the loop's last walk for the others.
 TEST(IncrementalOrderingTest, ABarrierBeforeALoopWalksItOnlyForWhatChanged) {
-  KeptOrdering kept(PendingThenLoop(4, 24));
+  std::unique_ptr<KeptOrdering> made =
+      KeptOrdering::Make(PendingThenLoop(4, 24));
+  ASSERT_NE(made, nullptr);
+  KeptOrdering& kept = *made;
   const int64_t first = WorkOf([&] { kept.ordering.UnorderedPairs(); });
   OpBuilder builder(kept.kernel.body(), kept.LoopIndex());
   Op* barrier = builder.Create(OpKind::kBarrierBlock, {});
@@ -243,7 +254,10 @@ TEST(IncrementalOrderingTest, ABarrierBeforeALoopWalksItOnlyForWhatChanged) {
 // looked for elections in the whole loop per barrier, which made a pass
 // placing n barriers in one loop body quadratic before any query.)
 TEST(IncrementalOrderingTest, ABarrierInALoopBodyIsToldWithoutAWalk) {
-  KeptOrdering kept(PendingThenLoop(0, 40));
+  std::unique_ptr<KeptOrdering> made =
+      KeptOrdering::Make(PendingThenLoop(0, 40));
+  ASSERT_NE(made, nullptr);
+  KeptOrdering& kept = *made;
   kept.ordering.UnorderedPairs();
   Region& loop_body = kept.kernel.body().op(kept.LoopIndex()).region(0);
   OpBuilder builder(loop_body, 1);

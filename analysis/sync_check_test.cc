@@ -7,9 +7,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "analysis/test_helpers.h"
 #include "gtest/gtest.h"
 #include "parser/parser.h"
+#include "parser/testing/parse_for_test.h"
 
 namespace kir {
 namespace {
