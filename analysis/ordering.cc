@@ -463,6 +463,8 @@ class OrderingAnalysis {
     found_same_iteration_ = false;
     loops_entered_ = 0;
     stopped_ = false;
+    skipped_ = false;
+    truncated_ = false;
   }
   // Visits `op` of the kernel body, as VisitRegion would. `classes`: the
   // state holds the entries of these classes (sorted) only, all of ops
@@ -1854,7 +1856,9 @@ struct IncrementalOrdering::Impl {
       // to know.
       if (!(stop && kept_same_iteration && !reference->whole_when_stopping)) {
         State part = Restrict(state, changed, AccessOf);
-        bool skipped = false;
+        // Without a changed access nothing is walked: the last walk's
+        // flags say nothing of this op.
+        bool skipped = false, truncated = false;
         if (!part.empty()) {
           std::vector<AccessClass> classes;
           for (const Entry& entry : part) {
@@ -1864,6 +1868,7 @@ struct IncrementalOrdering::Impl {
           }
           analysis.VisitTop(op, part, &classes);
           skipped = analysis.skipped();
+          truncated = analysis.truncated();
         }
         analysis.AddElections(op);
         if (!(stop && skipped)) {
@@ -1878,7 +1883,7 @@ struct IncrementalOrdering::Impl {
           }
           step.whole_when_stopping = stop || !step.same_iteration;
           step.complete =
-              !analysis.truncated() &&
+              !truncated &&
               !(any_only && (!step.pairs.empty() || !step.unfenced.empty()));
           return step;
         }

@@ -274,5 +274,40 @@ TEST(IncrementalOrderingTest, ABarrierInALoopBodyIsToldWithoutAWalk) {
             FindUnorderedPairs(kept.kernel, kept.options));
 }
 
+// A walk that finds nothing to walk again in an op (no access whose state
+// changed) takes the op's last walk whole: it used to read the flags the
+// last query left, and after a query that stopped early in a loop it took
+// the op for one it had stopped in, answering no pairs at all.
+TEST(IncrementalOrderingTest, AnOpWithNothingToWalkAgainIsWholeAfterAStop) {
+  std::string text = kHead;
+  text +=
+      "  if %low {\n    store %p[%tx], %f\n  }\n"
+      "  for %i = %c0 to %c2 step %c1 {\n" +
+      Unit("%v", "    ") + "    store %s[%tx], %f\n  }\n}\n";
+  std::unique_ptr<KeptOrdering> made = KeptOrdering::Make(text);
+  ASSERT_NE(made, nullptr);
+  KeptOrdering& kept = *made;
+  int if_index = 0;
+  while (kept.kernel.body().op(if_index).kind() != OpKind::kIf) ++if_index;
+  OpBuilder builder(kept.kernel.body(), if_index);
+  Op* barrier = builder.Create(OpKind::kBarrierBlock, {});
+  kept.threads.AddOp(*barrier);
+  kept.ordering.Changed(*barrier);
+  const std::vector<UnorderedPair> pairs = kept.ordering.UnorderedPairs();
+  ASSERT_FALSE(pairs.empty());
+  // Stops at the loop's first pair within one iteration, past which it
+  // looks for no pairs.
+  EXPECT_FALSE(
+      kept.ordering
+          .UnorderedPairs({barrier}, /*stop_at_first_same_iteration=*/true)
+          .empty());
+  kept.ordering.Changed(*barrier);
+  kept.threads.RemoveOp(*barrier);
+  kept.kernel.body().Take(if_index);
+  EXPECT_EQ(kept.ordering.UnorderedPairs(), pairs);
+  EXPECT_EQ(kept.ordering.UnorderedPairs(),
+            FindUnorderedPairs(kept.kernel, kept.options));
+}
+
 }  // namespace
 }  // namespace kir
