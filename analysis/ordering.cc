@@ -23,6 +23,30 @@
 
 namespace kir {
 
+// Indices of checkpoints, ascending. Checkpoints are completed in order and
+// dropped from the end, so the indices are added in order and erased as a
+// suffix: a sorted vector, without a tree node per index.
+class CheckpointIndices {
+ public:
+  using const_iterator = std::vector<int>::const_iterator;
+  void Add(int index) {
+    KIR_CHECK(indices_.empty() || indices_.back() < index)
+        << "checkpoint " << index << " completed out of order";
+    indices_.push_back(index);
+  }
+  void EraseFrom(int index) { indices_.erase(LowerBound(index), end()); }
+  const_iterator begin() const { return indices_.begin(); }
+  const_iterator LowerBound(int index) const {
+    return std::lower_bound(indices_.begin(), indices_.end(), index);
+  }
+  bool empty() const { return indices_.empty(); }
+  int front() const { return indices_.front(); }
+  const_iterator end() const { return indices_.end(); }
+
+ private:
+  std::vector<int> indices_;
+};
+
 // ---------------------------------------------------------------------------
 // The ordering dataflow.
 
@@ -489,6 +513,10 @@ class OrderingAnalysis {
       elected_.emplace(threads, warp);
     }
   }
+  // Keeps the first round through each loop of the kernel body across
+  // walks (see KeptRound), for IncrementalOrdering, which tells Forget of
+  // every change.
+  void KeepRounds() { keep_rounds_ = true; }
   // Forgets what the walk found since the last op of the kernel body, to
   // walk the next op again.
   void RetryTop() {
@@ -515,9 +543,22 @@ class OrderingAnalysis {
   // `op` was inserted or is about to be removed: what was derived from it
   // no longer holds.
   void Forget(const Op& op) {
+    const Op* top = op.TopLevelAncestor();
+    ForgetInKeptRound(op, *top);
+    if (auto live = live_ops_.find(op.parent_region());
+        live != live_ops_.end() && !Inert(op)) {
+      // Inserted, or about to be removed.
+      std::vector<const Op*>& ops = live->second;
+      auto at = LiveLowerBound(*op.parent_region(), ops,
+                               op.parent_region()->IndexOf(&op));
+      if (at != ops.end() && *at == &op) {
+        ops.erase(at);
+      } else {
+        ops.insert(at, &op);
+      }
+    }
     if (op.serial() < static_cast<int>(ops_.size()))
       ops_[op.serial()] = nullptr;
-    const Op* top = op.TopLevelAncestor();
     // An op inserted or removed inside `top` is synchronization, which
     // elects nothing: `top` keeps its elections, without a walk of it (the
     // whole kernel, when its body is one loop or role) per barrier.
@@ -530,6 +571,256 @@ class OrderingAnalysis {
   }
 
  private:
+  // The first round of a loop of the kernel body as the kernel's own walk
+  // (nothing ignored, every access followed) went through it: the state
+  // before each op of the body and what the walk found within it, as far as
+  // a walk went. A walk that reaches the loop in the state this was made
+  // from starts its round at the first op that a change may have altered,
+  // taking what the round found and elected before it from here, and a walk
+  // ignoring ops of the body goes back to these states once its own equals
+  // one past them. So a pass placing barriers in a long body walks from the
+  // last one, not from the top. Only the first round is kept: the later
+  // rounds start from the state it leaves and walk only the accesses that
+  // came round the back edge (VisitLoop), which a barrier soon orders.
+  struct RoundFindings {
+    std::set<UnorderedPair> pairs;
+    std::set<UnfencedPair> unfenced;
+  };
+  struct RoundStep {
+    std::shared_ptr<const State> before;   // before op i of the body
+    std::unique_ptr<RoundFindings> found;  // within op i; null: nothing
+  };
+  struct KeptRound {
+    // The state at the top of the body (before the loop) it was made from.
+    std::shared_ptr<const State> entry;
+    // steps[i] for each op i walked, and one more before the next op.
+    std::vector<RoundStep> steps;
+    // The steps that found something, and those that found a pair within
+    // one iteration.
+    CheckpointIndices found_at, same_iteration_at;
+    // The ops of the body with elections (ElectionsIn) and theirs, once
+    // looked for; inserting or removing synchronization changes none.
+    std::vector<std::pair<const Op*, std::vector<std::pair<SetId, int>>>>
+        electing;
+    bool electing_known = false;
+
+    int walked() const { return static_cast<int>(steps.size()) - 1; }
+    void Restart(const State& state) {
+      entry = std::make_shared<const State>(state);
+      steps.clear();
+      steps.push_back(RoundStep{entry, nullptr});
+      found_at.EraseFrom(0);
+      same_iteration_at.EraseFrom(0);
+    }
+    // Op `index` of the body changed: the states before it still hold.
+    void TruncateAt(int index) {
+      if (index >= walked()) return;
+      steps.resize(index + 1);
+      steps[index].found.reset();
+      found_at.EraseFrom(index);
+      same_iteration_at.EraseFrom(index);
+    }
+  };
+
+  // `op` (in `top`, an op of the kernel body) was inserted or is about to
+  // be removed.
+  void ForgetInKeptRound(const Op& op, const Op& top) {
+    auto kept = kept_rounds_.find(&top);
+    if (kept == kept_rounds_.end()) return;
+    if (&op == &top) {
+      kept_rounds_.erase(kept);
+      return;
+    }
+    const Region& body = top.region(0);
+    kept->second.TruncateAt(body.IndexOf(op.AncestorIn(body)));
+    if (ElectedWarp(op) >= 0) kept->second.electing_known = false;
+  }
+
+  // Adds the elections of ops [begin, end) of `loop`'s body.
+  void AddRoundElections(KeptRound& kept, const Op& loop, int begin, int end) {
+    const Region& body = loop.region(0);
+    if (!kept.electing_known) {
+      kept.electing.clear();
+      for (int i = 0; i < body.size(); ++i) {
+        std::vector<std::pair<SetId, int>> elections = ElectionsIn(body.op(i));
+        if (!elections.empty()) {
+          kept.electing.emplace_back(&body.op(i), std::move(elections));
+        }
+      }
+      kept.electing_known = true;
+    }
+    for (const auto& [op, elections] : kept.electing) {
+      const int index = body.IndexOf(op);
+      if (index < begin || index >= end) continue;
+      for (const auto& [threads, warp] : elections) {
+        elected_.emplace(threads, warp);
+      }
+    }
+  }
+
+  // Adds what the kept round found within ops [begin, end).
+  void AddRoundFindings(const KeptRound& kept, int begin, int end) {
+    for (auto it = kept.found_at.LowerBound(begin);
+         it != kept.found_at.end() && *it < end; ++it) {
+      const RoundFindings& found = *kept.steps[*it].found;
+      pairs_.insert(found.pairs.begin(), found.pairs.end());
+      unfenced_.insert(found.unfenced.begin(), found.unfenced.end());
+    }
+  }
+
+  // The first round through the body of `loop` (an op of the kernel body)
+  // from `state`, as VisitBody, with its KeptRound; false (nothing done)
+  // where none applies: a walk of some classes or for any pair, a loop the
+  // bound lies before, or a walk ignoring ops that reaches the loop in
+  // another state than the kept round's.
+  bool VisitKeptRound(const Op& loop, State& state) {
+    if (!keep_rounds_ || active_ != nullptr || stop_at_any_pair_ ||
+        loop.parent_region() != &kernel_.body() || loop.num_regions() == 0 ||
+        (pair_bound_ != nullptr && pair_bound_->IsBefore(loop))) {
+      return false;
+    }
+    const bool own = options_.ignored.empty();
+    auto found = kept_rounds_.find(&loop);
+    if (!own &&
+        (found == kept_rounds_.end() || *found->second.entry != state)) {
+      return false;
+    }
+    KeptRound& kept =
+        found != kept_rounds_.end() ? found->second : kept_rounds_[&loop];
+    if (kept.entry == nullptr || *kept.entry != state) kept.Restart(state);
+    const Region& body = loop.region(0);
+    // Where this walk leaves the kept round: at the first op not walked;
+    // at the bound (past it the walk makes fewer pairs and entries); at
+    // the first pair within one iteration of a walk that stops there (it
+    // bounds the walk's pairs); at the first op ignored.
+    int start = kept.walked();
+    if (pair_bound_ != nullptr && pair_bound_->IsInside(loop)) {
+      start = std::min(start, body.IndexOf(pair_bound_->AncestorIn(body)));
+    }
+    if (options_.stop_at_first_same_iteration &&
+        !kept.same_iteration_at.empty()) {
+      start = std::min(start, kept.same_iteration_at.front());
+    }
+    int last_ignored = -1;
+    for (const Op* ignored : options_.ignored) {
+      if (!ignored->IsInside(loop)) continue;
+      const int index = body.IndexOf(ignored->AncestorIn(body));
+      start = std::min(start, index);
+      last_ignored = std::max(last_ignored, index);
+    }
+    AddRoundFindings(kept, 0, start);
+    AddRoundElections(kept, loop, 0, start);
+    state = *kept.steps[start].before;
+    bool recording = own;
+    ++loops_entered_;
+    for (int i = start; i < body.size(); ++i) {
+      // Past every ignored op, a state equal to the kept one makes the
+      // rest of the round (up to the first pair within one iteration of a
+      // walk that stops there, which bounds what follows) the kept one.
+      if (!own && i > last_ignored && pair_bound_ == nullptr &&
+          i < kept.walked() && state == *kept.steps[i].before) {
+        int end = kept.walked();
+        if (options_.stop_at_first_same_iteration) {
+          auto next = kept.same_iteration_at.LowerBound(i);
+          if (next != kept.same_iteration_at.end()) end = *next;
+        }
+        AddRoundFindings(kept, i, end);
+        AddRoundElections(kept, loop, i, end);
+        state = *kept.steps[end].before;
+        i = end;
+        if (i == body.size()) break;
+      }
+      i = NextToVisit(body, i);
+      if (i == body.size()) break;
+      const Op& op = body.op(i);
+      recording = recording && i == kept.walked();
+      if (!recording) {
+        VisitOp(op, state);
+        continue;
+      }
+      RoundFindings within;
+      std::swap(pairs_, within.pairs);
+      std::swap(unfenced_, within.unfenced);
+      VisitOp(op, state);
+      std::swap(pairs_, within.pairs);
+      std::swap(unfenced_, within.unfenced);
+      pairs_.insert(within.pairs.begin(), within.pairs.end());
+      unfenced_.insert(within.unfenced.begin(), within.unfenced.end());
+      // Kept only when no op of it lies past the bound (which may have
+      // moved to this op).
+      recording = pair_bound_ == nullptr || pair_bound_ == &op ||
+                  (op.IsBefore(*pair_bound_) && !pair_bound_->IsInside(op));
+      if (!recording) continue;
+      RoundStep& step = kept.steps[i];
+      if (!within.pairs.empty() || !within.unfenced.empty()) {
+        const bool same_iteration =
+            std::any_of(within.pairs.begin(), within.pairs.end(),
+                        [](const UnorderedPair& p) { return !p.carried; });
+        step.found = std::make_unique<RoundFindings>(std::move(within));
+        kept.found_at.Add(i);
+        if (same_iteration) kept.same_iteration_at.Add(i);
+      }
+      std::shared_ptr<const State> after =
+          state == *step.before ? step.before
+                                : std::make_shared<const State>(state);
+      kept.steps.push_back(RoundStep{std::move(after), nullptr});
+    }
+    --loops_entered_;
+    return true;
+  }
+
+  // Whether `op` is a leaf that synchronizes nothing and whose accesses
+  // (if any) elect no lane: past the pair bound, in a walk that makes no
+  // entries there, it leaves the state as it found it.
+  static bool InertLeaf(const Op& op, int elected_warp) {
+    return op.num_regions() == 0 && op.kind() != OpKind::kFor &&
+           op.kind() != OpKind::kIf && op.kind() != OpKind::kRole &&
+           FactsOf(op.kind()).sync == SyncKind::kNone && elected_warp < 0;
+  }
+  bool Inert(const Op& op) const { return InertLeaf(op, ElectedWarp(op)); }
+
+  // The ops of `region` that are not inert leaves, in order: made when
+  // first asked for, and kept up to date by Forget.
+  std::vector<const Op*>& LiveOps(const Region& region) {
+    auto [it, inserted] = live_ops_.try_emplace(&region);
+    if (inserted) {
+      for (int i = 0; i < region.size(); ++i) {
+        const Op& op = region.op(i);
+        if (!InertLeaf(op,
+                       op.num_regions() == 0 ? Info(op).elected_warp : -1)) {
+          it->second.push_back(&op);
+        }
+      }
+    }
+    return it->second;
+  }
+  // The first of `ops` (LiveOps of `region`) at `index` or after.
+  static std::vector<const Op*>::iterator LiveLowerBound(
+      const Region& region, std::vector<const Op*>& ops, int index) {
+    return std::lower_bound(
+        ops.begin(), ops.end(), index,
+        [&](const Op* op, int i) { return region.IndexOf(op) < i; });
+  }
+
+  // The index of the next op of `region` from `i` that the walk must visit:
+  // `i`, unless the walk is past the pair bound and makes no entries there
+  // (and follows no proxy rule), where it skips the inert leaves, noting
+  // that it skipped pairs past the bound as their visits would. A pass
+  // placing barriers front to back leaves the rest of a long loop body
+  // past the first pair it finds, all of it inert.
+  int NextToVisit(const Region& region, int i) {
+    if (pair_bound_ == nullptr || bound_keeps_entries_ || proxy_) return i;
+    const Op& op = region.op(i);
+    if (!InertLeaf(op, op.num_regions() == 0 ? Info(op).elected_warp : -1) ||
+        pair_bound_ == &op || !pair_bound_->IsBefore(op)) {
+      return i;
+    }
+    std::vector<const Op*>& live = LiveOps(region);
+    auto next = LiveLowerBound(region, live, i + 1);
+    truncated_ = true;
+    return next == live.end() ? region.size() : region.IndexOf(*next);
+  }
+
   // What the walk asks of one op, derived once.
   struct OpInfo {
     absl::Span<const MemoryEffect> effects;  // in effects_
@@ -725,6 +1016,8 @@ class OrderingAnalysis {
       // (the walk through every class already took the elections): once
       // they are all ordered there is nothing left to follow.
       if (active_ != nullptr && state.empty()) return;
+      i = NextToVisit(region, i);
+      if (i == region.size()) break;
       VisitOp(region.op(i), state);
       // Inside a loop, a later round of its fixed point can still find an
       // earlier access's pair (an async access's group changes stage around
@@ -940,7 +1233,7 @@ class OrderingAnalysis {
                                  : cached->second);
     }
     State body_out = body_in;
-    VisitBody(loop, body_out, nullptr);
+    if (!VisitKeptRound(loop, body_out)) VisitBody(loop, body_out, nullptr);
     if (stopped_) return;  // found a pair, and any pair was asked for
     // Each further round walks only the classes whose entry state changed:
     // the others would leave the body as they did in the last round (and
@@ -1544,6 +1837,11 @@ class OrderingAnalysis {
   // The state at the top of each loop's body at its last fixed point in
   // this run.
   absl::flat_hash_map<const Op*, State> loop_entry_;
+  // KeepRounds: the kept first round of each loop of the kernel body.
+  bool keep_rounds_ = false;
+  absl::flat_hash_map<const Op*, KeptRound> kept_rounds_;
+  // LiveOps, by region.
+  absl::flat_hash_map<const Region*, std::vector<const Op*>> live_ops_;
   // When set, the walk follows only the entries of these classes (sorted):
   // the state holds no others, and leaves make no entries.
   const std::vector<AccessClass>* active_ = nullptr;
@@ -1721,29 +2019,6 @@ class ProgramPaths {
 
 }  // namespace
 
-// Indices of checkpoints, ascending. Checkpoints are completed in order and
-// dropped from the end, so the indices are added in order and erased as a
-// suffix: a sorted vector, without a tree node per index.
-class CheckpointIndices {
- public:
-  using const_iterator = std::vector<int>::const_iterator;
-  void Add(int index) {
-    KIR_CHECK(indices_.empty() || indices_.back() < index)
-        << "checkpoint " << index << " completed out of order";
-    indices_.push_back(index);
-  }
-  void EraseFrom(int index) { indices_.erase(LowerBound(index), end()); }
-  const_iterator LowerBound(int index) const {
-    return std::lower_bound(indices_.begin(), indices_.end(), index);
-  }
-  bool empty() const { return indices_.empty(); }
-  int front() const { return indices_.front(); }
-  const_iterator end() const { return indices_.end(); }
-
- private:
-  std::vector<int> indices_;
-};
-
 struct IncrementalOrdering::Impl {
   // What a walk found.
   struct Findings {
@@ -1795,6 +2070,7 @@ struct IncrementalOrdering::Impl {
   Impl(const Kernel& kernel, const SyncAnalysisOptions& options,
        std::optional<FencePlacement> proxy)
       : kernel(kernel), base(options), analysis(kernel, options, proxy) {
+    analysis.KeepRounds();
     KIR_CHECK(options.threads != nullptr && options.conflicts != nullptr)
         << "IncrementalOrdering needs the caller's analyses";
     KIR_CHECK(options.ignored.empty()) << "ignored ops are per query";

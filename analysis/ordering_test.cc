@@ -2,7 +2,9 @@
 // removed, each of its answers equals a walk from scratch.
 #include "analysis/ordering.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -14,10 +16,12 @@
 #include "analysis/conflicts.h"
 #include "analysis/ordering_test_helpers.h"
 #include "analysis/thread_analysis.h"
+#include "analysis/verifier.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "ir/effects.h"
 #include "ir/sanitizers.h"
+#include "parser/parser.h"
 #include "parser/testing/parse_for_test.h"
 
 namespace kir {
@@ -307,6 +311,137 @@ TEST(IncrementalOrderingTest, AnOpWithNothingToWalkAgainIsWholeAfterAStop) {
   EXPECT_EQ(kept.ordering.UnorderedPairs(), pairs);
   EXPECT_EQ(kept.ordering.UnorderedPairs(),
             FindUnorderedPairs(kept.kernel, kept.options));
+}
+
+// A barrier inserted near the end of a long loop body: the walk starts its
+// first round through the loop at the barrier, from the kept round, instead
+// of at the top of the loop (and the later rounds follow only what came
+// round the back edge).
+TEST(IncrementalOrderingTest, ABarrierLateInALoopBodyWalksFromIt) {
+  std::unique_ptr<KeptOrdering> made =
+      KeptOrdering::Make(PendingThenLoop(0, 40));
+  ASSERT_NE(made, nullptr);
+  KeptOrdering& kept = *made;
+  const int64_t first = WorkOf([&] { kept.ordering.UnorderedPairs(); });
+  Region& loop_body = kept.kernel.body().op(kept.LoopIndex()).region(0);
+  OpBuilder builder(loop_body, loop_body.size() - 2);
+  Op* barrier = builder.Create(OpKind::kBarrierBlock, {});
+  kept.threads.AddOp(*barrier);
+  kept.ordering.Changed(*barrier);
+  std::vector<UnorderedPair> pairs;
+  const int64_t again = WorkOf([&] { pairs = kept.ordering.UnorderedPairs(); });
+  EXPECT_EQ(pairs, FindUnorderedPairs(kept.kernel, kept.options));
+  EXPECT_LT(20 * again, first)
+      << "first walk: " << first << ", after the barrier: " << again;
+}
+
+// An elected lane's write, fenced by the lane elected later (the fence
+// counts for it because the same lane runs both), before a TMA store of
+// it, in a loop of the kernel body. A walk starting part-way into the loop
+// takes the elections of the ops before its start from the kept round, as
+// a walk from the top would have made them: without them the fence would
+// not count, and an unfenced edge would appear.
+TEST(IncrementalOrderingTest, AKeptRoundKnowsTheElectionsBeforeItsStart) {
+  const std::string text = R"(
+kernel @elected_fence(%out: global f32[32, 32],
+                      %map: tensormap f32[32, 32] of %out) block(32) {
+  %c0 = const 0 : index
+  %c1 = const 1 : index
+  %c2 = const 2 : index
+  %c31 = const 31 : index
+  %f = const 1.0 : f32
+  %tx = thread.id x : index
+  %mirror = sub %c31, %tx : index
+  %buf = alloc.shared {align = 128} : shared f32[32, 32]
+  %other = alloc.shared : shared f32[32]
+  %acc = alloc.reg : reg f32[1]
+  for %i = %c0 to %c2 step %c1 {
+    %e = elect.sync : i1
+    if %e {
+      store %buf[%c0, %c0], %f
+    }
+    store %other[%tx], %f
+    %v = load %other[%mirror] : f32
+    store %acc[%c0], %v
+    %e2 = elect.sync : i1
+    if %e2 {
+      fence.proxy.async shared_cta
+    }
+    store %other[%tx], %f
+    %w = load %other[%mirror] : f32
+    store %acc[%c0], %w
+    %e3 = elect.sync : i1
+    if %e3 {
+      tma.store %map[%c0, %c0], %buf[%c0, %c0]
+      %t = bulk.commit : token<bulk>
+      bulk.wait %t {read}
+    }
+  }
+}
+)";
+  for (int seed = 1; seed <= (kSanitizedBuild ? 2 : 12); ++seed) {
+    CheckAgainstScratch(text, 12, FencePlacement::kWriters, seed);
+    CheckAgainstScratch(text, 12, FencePlacement::kIssuer, seed);
+    CheckAgainstScratch(text, 12, std::nullopt, seed);
+  }
+}
+
+// The kernels of testdata (each part of a split input) that verify and hold
+// a loop in their body.
+std::vector<std::unique_ptr<Module>> TestdataKernelsWithALoop() {
+  std::vector<std::string> files;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(KIR_TESTDATA_DIR)) {
+    if (entry.path().extension() == ".kir") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::unique_ptr<Module>> modules;
+  for (const std::string& file : files) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string whole = text.str();
+    for (size_t begin = 0; begin < whole.size();) {
+      size_t end = whole.find("// -----", begin);
+      if (end == std::string::npos) end = whole.size();
+      const std::string part = whole.substr(begin, end - begin);
+      begin = end + 8;
+      if (part.find("\n  for ") == std::string::npos) continue;
+      absl::StatusOr<std::unique_ptr<Module>> module =
+          ParseModuleString(part, file);
+      if (!module.ok() || (*module)->kernels.size() != 1 ||
+          !Verify(**module).ok()) {
+        continue;
+      }
+      const Region& body = (*module)->kernels[0]->body();
+      for (int i = 0; i < body.size(); ++i) {
+        if (body.op(i).kind() == OpKind::kFor) {
+          modules.push_back(*std::move(module));
+          break;
+        }
+      }
+    }
+  }
+  return modules;
+}
+
+// A walk reaching a loop of the kernel body starts from the kept first
+// round through it, where a change could first alter it (and a walk
+// ignoring ops returns to it once its state is the kept one): on every
+// such kernel of testdata (over a hundred), with barriers and fences
+// inserted and removed at random, every answer equals a walk from scratch.
+// Under the sanitizers, every tenth kernel.
+TEST(IncrementalOrderingTest, TestdataLoopsMatchWalksFromScratch) {
+  const std::vector<std::unique_ptr<Module>> modules =
+      TestdataKernelsWithALoop();
+  EXPECT_GT(modules.size(), 100u);
+  for (size_t i = 0; i < modules.size(); i += kSanitizedBuild ? 10 : 1) {
+    Kernel& kernel = *modules[i]->kernels[0];
+    SCOPED_TRACE(kernel.loc().ToString());
+    ExpectIncrementalMatchesScratch(kernel, 10, std::nullopt, 1);
+    ExpectIncrementalMatchesScratch(kernel, 6, FencePlacement::kWriters, 1);
+    ExpectIncrementalMatchesScratch(kernel, 6, FencePlacement::kIssuer, 1);
+  }
 }
 
 }  // namespace
