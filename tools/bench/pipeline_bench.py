@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Times the default pipeline: how its cost grows with loop depth and kernel
-size, and what it costs on the examples.
+"""Times the default pipeline: how its cost grows with loop depth, kernel
+size and loop-body length, and what it costs on the examples.
 
-Three families of kernels, each through `kir-opt --pipeline=default`:
+Four families of kernels, each through `kir-opt --pipeline=default`:
 
   examples   every unlowered testdata/examples/*.kir;
   depth D    one shared write and a read of another thread's element inside
@@ -10,7 +10,10 @@ Three families of kernels, each through `kir-opt --pipeline=default`:
              the pair within an iteration and around every loop);
   size N     a straight-line kernel of about N ops: units of a shared write,
              a read of another thread's element and a register store, each
-             unit needing barriers against its neighbours.
+             unit needing barriers against its neighbours;
+  loop N     the same units, about N ops of them, inside one loop of two
+             iterations (each barrier is placed, and asked whether it is
+             needed, inside the loop body).
 
 Each kernel runs --repeat times (median of CPU time, user + sys, of the
 child process; wall time beside it; the largest peak resident memory of
@@ -29,7 +32,7 @@ caches and other work do not change, so its growth between sizes says
 whether the work is linear when the CPU time's growth is in doubt.
 
 usage: pipeline_bench.py [--kir-opt PATH] [--depths 1,...] [--sizes 1000,...]
-                         [--repeat 5] [--timeout 120] [--instructions]
+                         [--loop-sizes 1000,...] [--repeat 5] [--timeout 120] [--instructions]
                          [--json FILE] [--readme README.md]
 """
 
@@ -82,19 +85,27 @@ def nest_kernel(depth):
 UNIT_OPS = 3  # store, load, register store
 
 
-def write_straight_kernel(f, ops):
+def write_straight_kernel(f, ops, in_loop=False):
   """Writes about `ops` ops to the file `f`, a line at a time (a child
   process starts with this one's peak resident memory, which a kernel
-  built in memory would raise for every run after it); returns the op
-  count."""
-  units = max(1, (ops - len(PROLOGUE)) // UNIT_OPS)
-  f.write("\n".join(["kernel @straight() block(128) {"] + PROLOGUE) + "\n")
+  built in memory would raise for every run after it), inside one loop of
+  two iterations with `in_loop`; returns the op count."""
+  loop_ops = 1 if in_loop else 0
+  units = max(1, (ops - len(PROLOGUE) - loop_ops) // UNIT_OPS)
+  name = "loop_body" if in_loop else "straight"
+  f.write("\n".join(["kernel @%s() block(128) {" % name] + PROLOGUE) + "\n")
+  pad = "  "
+  if in_loop:
+    f.write("  for %i = %c0 to %c2 step %c1 {\n")
+    pad = "    "
   for u in range(units):
-    f.write("  store %%s[%%tx], %%f\n"
-            "  %%v%d = load %%s[%%mirror] : f32\n"
-            "  store %%acc[%%c0], %%v%d\n" % (u, u))
+    f.write("%sstore %%s[%%tx], %%f\n"
+            "%s%%v%d = load %%s[%%mirror] : f32\n"
+            "%sstore %%acc[%%c0], %%v%d\n" % (pad, pad, u, pad, u))
+  if in_loop:
+    f.write("  }\n")
   f.write("}\n")
-  return len(PROLOGUE) + units * UNIT_OPS
+  return len(PROLOGUE) + loop_ops + units * UNIT_OPS
 
 
 def time_once(kir_opt, path, timeout):
@@ -206,7 +217,7 @@ def memory(entry, baseline_kib):
     return "", ""
   rss = result["max_rss_kib"] * 1024
   per_op = ""
-  if entry["family"] == "size" and entry["ops"]:
+  if entry["family"] in ("size", "loop") and entry["ops"]:
     per_op = "%d B" % round(max(0, rss - baseline_kib * 1024) / entry["ops"])
   return "%.0f MiB" % (rss / 2**20), per_op
 
@@ -272,6 +283,7 @@ def main():
                                            "kir-opt", "kir-opt"))
   parser.add_argument("--depths", default="1,2,3,4,5,6,7,8")
   parser.add_argument("--sizes", default="1000,10000,100000,1000000")
+  parser.add_argument("--loop-sizes", default="1000,10000,100000")
   parser.add_argument("--repeat", type=int, default=5)
   parser.add_argument("--timeout", type=int, default=120)
   parser.add_argument("--instructions", action="store_true",
@@ -332,22 +344,25 @@ def main():
         f.write(nest_kernel(depth))
       if not record("depth", "loop depth %d" % depth, 10 + depth, path):
         break
-    kernels = []
-    for size in (int(s) for s in args.sizes.split(",")):
-      path = os.path.join(tmp, "straight%d.kir" % size)
-      with open(path, "w", encoding="utf-8") as f:
-        ops = write_straight_kernel(f, size)
-      kernels.append((ops, path))
-    results = measure_alternating(args.kir_opt, [p for _, p in kernels],
-                                  args.repeat, args.timeout)
-    for (ops, path), result in zip(kernels, results):
-      if args.instructions and not result.get("timed_out"):
-        count = count_instructions(args.kir_opt, path,
-                                   args.instructions_timeout)
-        if count is not None:
-          result["instructions"] = count
-      if not record("size", "straight-line", ops, path, result):
-        break
+    for family, name, sizes, in_loop in (
+        ("size", "straight-line", args.sizes, False),
+        ("loop", "loop body", args.loop_sizes, True)):
+      kernels = []
+      for size in (int(s) for s in sizes.split(",") if s):
+        path = os.path.join(tmp, "%s%d.kir" % (family, size))
+        with open(path, "w", encoding="utf-8") as f:
+          ops = write_straight_kernel(f, size, in_loop)
+        kernels.append((ops, path))
+      results = measure_alternating(args.kir_opt, [p for _, p in kernels],
+                                    args.repeat, args.timeout)
+      for (ops, path), result in zip(kernels, results):
+        if args.instructions and not result.get("timed_out"):
+          count = count_instructions(args.kir_opt, path,
+                                     args.instructions_timeout)
+          if count is not None:
+            result["instructions"] = count
+        if not record(family, name, ops, path, result):
+          break
 
   data["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
   text = table(data)
