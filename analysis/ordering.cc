@@ -486,6 +486,7 @@ class OrderingAnalysis {
     unfenced_.clear();
     found_same_iteration_ = false;
     loops_entered_ = 0;
+    later_rounds_ = 0;
     stopped_ = false;
     skipped_ = false;
     truncated_ = false;
@@ -513,9 +514,9 @@ class OrderingAnalysis {
       elected_.emplace(threads, warp);
     }
   }
-  // Keeps the first round through each loop of the kernel body across
-  // walks (see KeptRound), for IncrementalOrdering, which tells Forget of
-  // every change.
+  // Keeps the walks through the regions entered once (see KeptRound)
+  // across walks, for IncrementalOrdering, which tells Forget of every
+  // change.
   void KeepRounds() { keep_rounds_ = true; }
   // Forgets what the walk found since the last op of the kernel body, to
   // walk the next op again.
@@ -544,7 +545,7 @@ class OrderingAnalysis {
   // no longer holds.
   void Forget(const Op& op) {
     const Op* top = op.TopLevelAncestor();
-    ForgetInKeptRound(op, *top);
+    ForgetInKeptRounds(op);
     if (auto live = live_ops_.find(op.parent_region());
         live != live_ops_.end() && !Inert(op)) {
       // Inserted, or about to be removed.
@@ -571,48 +572,55 @@ class OrderingAnalysis {
   }
 
  private:
-  // The first round of a loop of the kernel body as the kernel's own walk
-  // (nothing ignored, every access followed) went through it: the state
-  // before each op of the body and what the walk found within it, as far as
-  // a walk went. A walk that reaches the loop in the state this was made
-  // from starts its round at the first op that a change may have altered,
-  // taking what the round found and elected before it from here, and a walk
-  // ignoring ops of the body goes back to these states once its own equals
-  // one past them. So a pass placing barriers in a long body walks from the
-  // last one, not from the top. Only the first round is kept: the later
-  // rounds start from the state it leaves and walk only the accesses that
-  // came round the back edge (VisitLoop), which a barrier soon orders.
+  // A walk through a region that the walk enters once (not in a later round
+  // of a loop around it: the body of a loop in its first round, a branch, a
+  // role), as the kernel's own walk (nothing ignored, every access
+  // followed) went through it: the state before each op of the region and
+  // what the walk found within it, as far as a walk went. A walk that
+  // enters the region in the state (and with the elections) this was made
+  // from starts at the first op that a change may have altered, taking what
+  // was found and elected before it from here, and a walk ignoring ops of
+  // the region goes back to these states once its own equals one past
+  // them. So a pass placing barriers in a long loop body or role walks from
+  // the last one, not from the top. Of a loop only the first round is kept:
+  // the later rounds start from the state it leaves and walk only the
+  // accesses that came round the back edge (VisitLoop), which a barrier
+  // soon orders.
   struct RoundFindings {
     std::set<UnorderedPair> pairs;
     std::set<UnfencedPair> unfenced;
   };
   struct RoundStep {
-    std::shared_ptr<const State> before;   // before op i of the body
+    std::shared_ptr<const State> before;   // before op i of the region
     std::unique_ptr<RoundFindings> found;  // within op i; null: nothing
   };
   struct KeptRound {
-    // The state at the top of the body (before the loop) it was made from.
+    // The state and the elections at the top of the region it was made
+    // from.
     std::shared_ptr<const State> entry;
+    absl::flat_hash_map<SetId, int> entry_elected;
     // steps[i] for each op i walked, and one more before the next op.
     std::vector<RoundStep> steps;
     // The steps that found something, and those that found a pair within
     // one iteration.
     CheckpointIndices found_at, same_iteration_at;
-    // The ops of the body with elections (ElectionsIn) and theirs, once
+    // The ops of the region with elections (ElectionsIn) and theirs, once
     // looked for; inserting or removing synchronization changes none.
     std::vector<std::pair<const Op*, std::vector<std::pair<SetId, int>>>>
         electing;
     bool electing_known = false;
 
     int walked() const { return static_cast<int>(steps.size()) - 1; }
-    void Restart(const State& state) {
+    void Restart(const State& state,
+                 const absl::flat_hash_map<SetId, int>& elected) {
       entry = std::make_shared<const State>(state);
+      entry_elected = elected;
       steps.clear();
       steps.push_back(RoundStep{entry, nullptr});
       found_at.EraseFrom(0);
       same_iteration_at.EraseFrom(0);
     }
-    // Op `index` of the body changed: the states before it still hold.
+    // Op `index` of the region changed: the states before it still hold.
     void TruncateAt(int index) {
       if (index >= walked()) return;
       steps.resize(index + 1);
@@ -621,36 +629,44 @@ class OrderingAnalysis {
       same_iteration_at.EraseFrom(index);
     }
   };
+  // Regions shorter than this are walked whole: keeping them costs more
+  // than it saves.
+  static constexpr int kMinKeptOps = 8;
 
-  // `op` (in `top`, an op of the kernel body) was inserted or is about to
-  // be removed.
-  void ForgetInKeptRound(const Op& op, const Op& top) {
-    auto kept = kept_rounds_.find(&top);
-    if (kept == kept_rounds_.end()) return;
-    if (&op == &top) {
-      kept_rounds_.erase(kept);
-      return;
+  // `op` was inserted or is about to be removed: the kept walks of the
+  // regions holding it hold up to its ancestor there.
+  void ForgetInKeptRounds(const Op& op) {
+    if (kept_rounds_.empty()) return;
+    for (int r = 0; r < op.num_regions(); ++r) {
+      kept_rounds_.erase(&op.region(r));
     }
-    const Region& body = top.region(0);
-    kept->second.TruncateAt(body.IndexOf(op.AncestorIn(body)));
-    if (ElectedWarp(op) >= 0) kept->second.electing_known = false;
+    const bool elects = ElectedWarp(op) >= 0;
+    for (const Op* child = &op; child->parent_op() != nullptr;
+         child = child->parent_op()) {
+      const Region& region = *child->parent_region();
+      auto kept = kept_rounds_.find(&region);
+      if (kept == kept_rounds_.end()) continue;
+      kept->second.TruncateAt(region.IndexOf(child));
+      if (elects) kept->second.electing_known = false;
+    }
   }
 
-  // Adds the elections of ops [begin, end) of `loop`'s body.
-  void AddRoundElections(KeptRound& kept, const Op& loop, int begin, int end) {
-    const Region& body = loop.region(0);
+  // Adds the elections of ops [begin, end) of `region`.
+  void AddRoundElections(KeptRound& kept, const Region& region, int begin,
+                         int end) {
     if (!kept.electing_known) {
       kept.electing.clear();
-      for (int i = 0; i < body.size(); ++i) {
-        std::vector<std::pair<SetId, int>> elections = ElectionsIn(body.op(i));
+      for (int i = 0; i < region.size(); ++i) {
+        std::vector<std::pair<SetId, int>> elections =
+            ElectionsIn(region.op(i));
         if (!elections.empty()) {
-          kept.electing.emplace_back(&body.op(i), std::move(elections));
+          kept.electing.emplace_back(&region.op(i), std::move(elections));
         }
       }
       kept.electing_known = true;
     }
     for (const auto& [op, elections] : kept.electing) {
-      const int index = body.IndexOf(op);
+      const int index = region.IndexOf(op);
       if (index < begin || index >= end) continue;
       for (const auto& [threads, warp] : elections) {
         elected_.emplace(threads, warp);
@@ -658,7 +674,7 @@ class OrderingAnalysis {
     }
   }
 
-  // Adds what the kept round found within ops [begin, end).
+  // Adds what the kept walk found within ops [begin, end).
   void AddRoundFindings(const KeptRound& kept, int begin, int end) {
     for (auto it = kept.found_at.LowerBound(begin);
          it != kept.found_at.end() && *it < end; ++it) {
@@ -668,51 +684,60 @@ class OrderingAnalysis {
     }
   }
 
-  // The first round through the body of `loop` (an op of the kernel body)
-  // from `state`, as VisitBody, with its KeptRound; false (nothing done)
-  // where none applies: a walk of some classes or for any pair, a loop the
-  // bound lies before, or a walk ignoring ops that reaches the loop in
-  // another state than the kept round's.
-  bool VisitKeptRound(const Op& loop, State& state) {
-    if (!keep_rounds_ || active_ != nullptr || stop_at_any_pair_ ||
-        loop.parent_region() != &kernel_.body() || loop.num_regions() == 0 ||
-        (pair_bound_ != nullptr && pair_bound_->IsBefore(loop))) {
+  // Walks `region` from `state` as VisitRegion would, with
+  // its KeptRound; false (nothing done) where none applies: a short
+  // region, one in a later round of a loop around it, a walk of some
+  // classes or for any pair, a region the bound lies before, or a walk
+  // ignoring ops that enters the region in another state than the kept
+  // one's.
+  bool VisitKeptRegion(const Region& region, State& state) {
+    if (!keep_rounds_ || active_ != nullptr || stop_at_any_pair_ || stopped_ ||
+        later_rounds_ > 0 || region.size() < kMinKeptOps) {
+      return false;
+    }
+    // The bound inside the region, or none before it (the whole region
+    // past the bound makes fewer pairs and entries than the kept walk).
+    const Op* bound_at =
+        pair_bound_ != nullptr ? pair_bound_->AncestorIn(region) : nullptr;
+    if (pair_bound_ != nullptr && bound_at == nullptr &&
+        pair_bound_->IsBefore(region.op(0))) {
       return false;
     }
     const bool own = options_.ignored.empty();
-    auto found = kept_rounds_.find(&loop);
-    if (!own &&
-        (found == kept_rounds_.end() || *found->second.entry != state)) {
+    auto found = kept_rounds_.find(&region);
+    auto fits = [&](const KeptRound& kept) {
+      return kept.entry != nullptr && *kept.entry == state &&
+             kept.entry_elected == elected_;
+    };
+    if (!own && (found == kept_rounds_.end() || !fits(found->second))) {
       return false;
     }
     KeptRound& kept =
-        found != kept_rounds_.end() ? found->second : kept_rounds_[&loop];
-    if (kept.entry == nullptr || *kept.entry != state) kept.Restart(state);
-    const Region& body = loop.region(0);
+        found != kept_rounds_.end() ? found->second : kept_rounds_[&region];
+    if (!fits(kept)) kept.Restart(state, elected_);
+    const Region& body = region;
     // Where this walk leaves the kept round: at the first op not walked;
     // at the bound (past it the walk makes fewer pairs and entries); at
     // the first pair within one iteration of a walk that stops there (it
     // bounds the walk's pairs); at the first op ignored.
     int start = kept.walked();
-    if (pair_bound_ != nullptr && pair_bound_->IsInside(loop)) {
-      start = std::min(start, body.IndexOf(pair_bound_->AncestorIn(body)));
-    }
+    if (bound_at != nullptr) start = std::min(start, body.IndexOf(bound_at));
     if (options_.stop_at_first_same_iteration &&
         !kept.same_iteration_at.empty()) {
       start = std::min(start, kept.same_iteration_at.front());
     }
     int last_ignored = -1;
     for (const Op* ignored : options_.ignored) {
-      if (!ignored->IsInside(loop)) continue;
-      const int index = body.IndexOf(ignored->AncestorIn(body));
+      const Op* at = ignored->AncestorIn(body);
+      if (at == nullptr) continue;
+      const int index = body.IndexOf(at);
       start = std::min(start, index);
       last_ignored = std::max(last_ignored, index);
     }
     AddRoundFindings(kept, 0, start);
-    AddRoundElections(kept, loop, 0, start);
+    AddRoundElections(kept, body, 0, start);
     state = *kept.steps[start].before;
     bool recording = own;
-    ++loops_entered_;
     for (int i = start; i < body.size(); ++i) {
       // Past every ignored op, a state equal to the kept one makes the
       // rest of the round (up to the first pair within one iteration of a
@@ -725,7 +750,7 @@ class OrderingAnalysis {
           if (next != kept.same_iteration_at.end()) end = *next;
         }
         AddRoundFindings(kept, i, end);
-        AddRoundElections(kept, loop, i, end);
+        AddRoundElections(kept, body, i, end);
         state = *kept.steps[end].before;
         i = end;
         if (i == body.size()) break;
@@ -736,6 +761,7 @@ class OrderingAnalysis {
       recording = recording && i == kept.walked();
       if (!recording) {
         VisitOp(op, state);
+        if (StopAfter(body, i)) break;
         continue;
       }
       RoundFindings within;
@@ -746,11 +772,15 @@ class OrderingAnalysis {
       std::swap(unfenced_, within.unfenced);
       pairs_.insert(within.pairs.begin(), within.pairs.end());
       unfenced_.insert(within.unfenced.begin(), within.unfenced.end());
+      StopAfter(body, i);
       // Kept only when no op of it lies past the bound (which may have
       // moved to this op).
       recording = pair_bound_ == nullptr || pair_bound_ == &op ||
                   (op.IsBefore(*pair_bound_) && !pair_bound_->IsInside(op));
-      if (!recording) continue;
+      if (!recording) {
+        if (stopped_) break;
+        continue;
+      }
       RoundStep& step = kept.steps[i];
       if (!within.pairs.empty() || !within.unfenced.empty()) {
         const bool same_iteration =
@@ -764,8 +794,8 @@ class OrderingAnalysis {
           state == *step.before ? step.before
                                 : std::make_shared<const State>(state);
       kept.steps.push_back(RoundStep{std::move(after), nullptr});
+      if (stopped_) break;
     }
-    --loops_entered_;
     return true;
   }
 
@@ -1019,13 +1049,24 @@ class OrderingAnalysis {
       i = NextToVisit(region, i);
       if (i == region.size()) break;
       VisitOp(region.op(i), state);
-      // Inside a loop, a later round of its fixed point can still find an
-      // earlier access's pair (an async access's group changes stage around
-      // the back edge), so the walk stops only outside loops (or, asked
-      // for any pair at all, at the first).
-      stopped_ = stopped_ || (found_same_iteration_ && loops_entered_ == 0);
-      if (stopped_ && i + 1 < region.size()) skipped_ = true;
+      StopAfter(region, i);
     }
+  }
+
+  // Whether the walk stops after op `i` of `region`. Inside a loop, a later
+  // round of its fixed point can still find an earlier access's pair (an
+  // async access's group changes stage around the back edge), so the walk
+  // stops only outside loops (or, asked for any pair at all, at the
+  // first).
+  bool StopAfter(const Region& region, int i) {
+    stopped_ = stopped_ || (found_same_iteration_ && loops_entered_ == 0);
+    if (stopped_ && i + 1 < region.size()) skipped_ = true;
+    return stopped_;
+  }
+
+  // VisitRegion of `region`, from its kept walk where one applies.
+  void VisitNested(const Region& region, State& state) {
+    if (!VisitKeptRegion(region, state)) VisitRegion(region, state);
   }
 
   // A pair or edge was found.
@@ -1042,8 +1083,8 @@ class OrderingAnalysis {
         return;
       case OpKind::kIf: {
         State then_state = state;
-        if (op.num_regions() > 0) VisitRegion(op.region(0), then_state);
-        if (op.num_regions() > 1) VisitRegion(op.region(1), state);
+        if (op.num_regions() > 0) VisitNested(op.region(0), then_state);
+        if (op.num_regions() > 1) VisitNested(op.region(1), state);
         if (!ConditionDecidesSides(op)) {
           // Takes() would answer -1 for every access: the plain join.
           state = Join(then_state, state);
@@ -1056,7 +1097,7 @@ class OrderingAnalysis {
       }
       case OpKind::kRole: {
         State inside = state;
-        if (op.num_regions() > 0) VisitRegion(op.region(0), inside);
+        if (op.num_regions() > 0) VisitNested(op.region(0), inside);
         const SetId members = RoleMembers(op);
         state = JoinPaths(
             std::move(inside), std::move(state), [&](const EntryState& e) {
@@ -1072,7 +1113,7 @@ class OrderingAnalysis {
     if (op.num_regions() > 0) {
       // splitk: the body, then the epilogue.
       for (int r = 0; r < op.num_regions(); ++r) {
-        VisitRegion(op.region(r), state);
+        VisitNested(op.region(r), state);
       }
       return;
     }
@@ -1233,7 +1274,10 @@ class OrderingAnalysis {
                                  : cached->second);
     }
     State body_out = body_in;
-    if (!VisitKeptRound(loop, body_out)) VisitBody(loop, body_out, nullptr);
+    ++loops_entered_;
+    const bool kept = VisitKeptRegion(loop.region(0), body_out);
+    --loops_entered_;
+    if (!kept) VisitBody(loop, body_out, nullptr);
     if (stopped_) return;  // found a pair, and any pair was asked for
     // Each further round walks only the classes whose entry state changed:
     // the others would leave the body as they did in the last round (and
@@ -1245,14 +1289,19 @@ class OrderingAnalysis {
       if (changed.empty()) break;
       body_in = std::move(next);
       if (round == 63) break;
+      // The regions inside are entered again: their kept walks (made in
+      // the first round) do not apply.
+      ++later_rounds_;
       if (options_.walk_every_class) {
         body_out = body_in;
         VisitBody(loop, body_out, nullptr);
+        --later_rounds_;
         if (stopped_) return;
         continue;
       }
       State part = Restrict(body_in, changed, ClassOf);
       VisitBody(loop, part, &changed);
+      --later_rounds_;
       if (stopped_) return;
       body_out = Replace(body_out, part, changed, ClassOf);
     }
@@ -1837,9 +1886,12 @@ class OrderingAnalysis {
   // The state at the top of each loop's body at its last fixed point in
   // this run.
   absl::flat_hash_map<const Op*, State> loop_entry_;
-  // KeepRounds: the kept first round of each loop of the kernel body.
+  // KeepRounds: the kept walks, by region (in nodes: a walk through one
+  // region adds those of the regions inside it).
   bool keep_rounds_ = false;
-  absl::flat_hash_map<const Op*, KeptRound> kept_rounds_;
+  absl::node_hash_map<const Region*, KeptRound> kept_rounds_;
+  // Rounds after the first of the loops the walk is in.
+  int later_rounds_ = 0;
   // LiveOps, by region.
   absl::flat_hash_map<const Region*, std::vector<const Op*>> live_ops_;
   // When set, the walk follows only the entries of these classes (sorted):

@@ -175,10 +175,10 @@ std::vector<UnfencedPair> FindUnfencedPairs(
 // the accesses whose state before it differs from an earlier walk through
 // it, which gives the others' state after it and pairs (so a barrier before
 // a few large roles walks the roles for the accesses it orders, not for
-// all). For each loop of the kernel body it also keeps the first round
-// through the body the same way (the state before each op of the body), so
-// a change inside a long loop body is walked from the change, not from the
-// top of the loop. Each answer equals FindUnorderedPairs (or
+// all). It also keeps its walk through each region it enters once (a
+// loop's body in the first round, a branch, a role) the same way, so a
+// change inside a long loop body or role is walked from the change, not
+// from the top of the loop or role. Each answer equals FindUnorderedPairs (or
 // FindUnfencedPairs) on the kernel as it is, with the same options.
 class IncrementalOrdering {
  public:

@@ -611,24 +611,33 @@ TEST(RunPipelineTest, StraightLineWorkGrowsLinearly) {
       << "300 units: " << small_moves << " moves, 3000: " << large_moves;
 }
 
-// The straight-line units inside one loop of two trips.
+// The straight-line units inside one loop of two trips, or one role.
 std::string LoopBody(int units) {
   return KernelHead("loop_body") + "for %i = %c0 to %c2 step %c1 {\n" +
          Units(units) + "}\n}\n";
 }
+std::string RoleBody(int units) {
+  return KernelHead("role_body") + "role @all warps[0, 4) {\n" + Units(units) +
+         "}\n}\n";
+}
 
-// Ten times the units in one loop body costs at most eleven times the
-// work, as straight-line code does: the dataflow keeps the first round
-// through the loop, so each barrier insert-syncs places there walks from
-// the barrier, not from the top of the loop, and asking whether a barrier
-// is needed walks from it until the state is the kept one again. (Every
-// such walk went round the whole loop: 95 times the work for ten times the
-// units, and 7.5 s for 3000 units through kir-opt.)
-TEST(RunPipelineTest, LoopBodyWorkGrowsLinearly) {
-  const int64_t small = DefaultPipelineWork(LoopBody(300), false);
-  const int64_t large = DefaultPipelineWork(LoopBody(3000), false);
-  EXPECT_GT(small, 0);
-  EXPECT_LT(large, 11 * small) << "300 units: " << small << ", 3000: " << large;
+// Ten times the units in one loop body, or in one role, costs at most
+// eleven times the work, as straight-line code does: the dataflow keeps its
+// walk through a region it enters once (a loop's first round), so each
+// barrier insert-syncs places there walks from the barrier, not from the
+// top of the loop or role, and asking whether a barrier is needed walks
+// from it until the state is the kept one again. (Every such walk went
+// through the whole loop: 99.6 times the work for ten times the units,
+// 216M steps for 3000, and 7.5 s for 3000 units through kir-opt; in a
+// role 6.4 s.)
+TEST(RunPipelineTest, LoopAndRoleBodyWorkGrowsLinearly) {
+  for (auto body : {LoopBody, RoleBody}) {
+    const int64_t small = DefaultPipelineWork(body(300), false);
+    const int64_t large = DefaultPipelineWork(body(3000), false);
+    EXPECT_GT(small, 0);
+    EXPECT_LT(large, 11 * small)
+        << "300 units: " << small << ", 3000: " << large;
+  }
 }
 
 // --stats costs no ordering work: insert-syncs counted every conflicting
