@@ -514,10 +514,10 @@ class OrderingAnalysis {
       elected_.emplace(threads, warp);
     }
   }
-  // Keeps the walks through the regions entered once (see KeptRound)
+  // Keeps the walks through the regions entered once (see KeptWalk)
   // across walks, for IncrementalOrdering, which tells Forget of every
   // change.
-  void KeepRounds() { keep_rounds_ = true; }
+  void KeepRegionWalks() { keep_region_walks_ = true; }
   // Forgets what the walk found since the last op of the kernel body, to
   // walk the next op again.
   void RetryTop() {
@@ -545,7 +545,7 @@ class OrderingAnalysis {
   // no longer holds.
   void Forget(const Op& op) {
     const Op* top = op.TopLevelAncestor();
-    ForgetInKeptRounds(op);
+    ForgetInKeptWalks(op);
     if (auto live = live_ops_.find(op.parent_region());
         live != live_ops_.end() && !Inert(op)) {
       // Inserted, or about to be removed.
@@ -586,21 +586,21 @@ class OrderingAnalysis {
   // the later rounds start from the state it leaves and walk only the
   // accesses that came round the back edge (VisitLoop), which a barrier
   // soon orders.
-  struct RoundFindings {
+  struct KeptFindings {
     std::set<UnorderedPair> pairs;
     std::set<UnfencedPair> unfenced;
   };
-  struct RoundStep {
-    std::shared_ptr<const State> before;   // before op i of the region
-    std::unique_ptr<RoundFindings> found;  // within op i; null: nothing
+  struct KeptStep {
+    std::shared_ptr<const State> before;  // before op i of the region
+    std::unique_ptr<KeptFindings> found;  // within op i; null: nothing
   };
-  struct KeptRound {
+  struct KeptWalk {
     // The state and the elections at the top of the region it was made
     // from.
     std::shared_ptr<const State> entry;
     absl::flat_hash_map<SetId, int> entry_elected;
     // steps[i] for each op i walked, and one more before the next op.
-    std::vector<RoundStep> steps;
+    std::vector<KeptStep> steps;
     // The steps that found something, and those that found a pair within
     // one iteration.
     CheckpointIndices found_at, same_iteration_at;
@@ -616,7 +616,7 @@ class OrderingAnalysis {
       entry = std::make_shared<const State>(state);
       entry_elected = elected;
       steps.clear();
-      steps.push_back(RoundStep{entry, nullptr});
+      steps.push_back(KeptStep{entry, nullptr});
       found_at.EraseFrom(0);
       same_iteration_at.EraseFrom(0);
     }
@@ -635,25 +635,25 @@ class OrderingAnalysis {
 
   // `op` was inserted or is about to be removed: the kept walks of the
   // regions holding it hold up to its ancestor there.
-  void ForgetInKeptRounds(const Op& op) {
-    if (kept_rounds_.empty()) return;
+  void ForgetInKeptWalks(const Op& op) {
+    if (kept_walks_.empty()) return;
     for (int r = 0; r < op.num_regions(); ++r) {
-      kept_rounds_.erase(&op.region(r));
+      kept_walks_.erase(&op.region(r));
     }
     const bool elects = ElectedWarp(op) >= 0;
     for (const Op* child = &op; child->parent_op() != nullptr;
          child = child->parent_op()) {
       const Region& region = *child->parent_region();
-      auto kept = kept_rounds_.find(&region);
-      if (kept == kept_rounds_.end()) continue;
+      auto kept = kept_walks_.find(&region);
+      if (kept == kept_walks_.end()) continue;
       kept->second.TruncateAt(region.IndexOf(child));
       if (elects) kept->second.electing_known = false;
     }
   }
 
   // Adds the elections of ops [begin, end) of `region`.
-  void AddRoundElections(KeptRound& kept, const Region& region, int begin,
-                         int end) {
+  void AddKeptElections(KeptWalk& kept, const Region& region, int begin,
+                        int end) {
     if (!kept.electing_known) {
       kept.electing.clear();
       for (int i = 0; i < region.size(); ++i) {
@@ -675,24 +675,24 @@ class OrderingAnalysis {
   }
 
   // Adds what the kept walk found within ops [begin, end).
-  void AddRoundFindings(const KeptRound& kept, int begin, int end) {
+  void AddKeptFindings(const KeptWalk& kept, int begin, int end) {
     for (auto it = kept.found_at.LowerBound(begin);
          it != kept.found_at.end() && *it < end; ++it) {
-      const RoundFindings& found = *kept.steps[*it].found;
+      const KeptFindings& found = *kept.steps[*it].found;
       pairs_.insert(found.pairs.begin(), found.pairs.end());
       unfenced_.insert(found.unfenced.begin(), found.unfenced.end());
     }
   }
 
   // Walks `region` from `state` as VisitRegion would, with
-  // its KeptRound; false (nothing done) where none applies: a short
+  // its KeptWalk; false (nothing done) where none applies: a short
   // region, one in a later round of a loop around it, a walk of some
   // classes or for any pair, a region the bound lies before, or a walk
   // ignoring ops that enters the region in another state than the kept
   // one's.
   bool VisitKeptRegion(const Region& region, State& state) {
-    if (!keep_rounds_ || active_ != nullptr || stop_at_any_pair_ || stopped_ ||
-        later_rounds_ > 0 || region.size() < kMinKeptOps) {
+    if (!keep_region_walks_ || active_ != nullptr || stop_at_any_pair_ ||
+        stopped_ || later_rounds_ > 0 || region.size() < kMinKeptOps) {
       return false;
     }
     // The bound inside the region, or none before it (the whole region
@@ -704,43 +704,42 @@ class OrderingAnalysis {
       return false;
     }
     const bool own = options_.ignored.empty();
-    auto found = kept_rounds_.find(&region);
-    auto fits = [&](const KeptRound& kept) {
+    auto found = kept_walks_.find(&region);
+    auto fits = [&](const KeptWalk& kept) {
       return kept.entry != nullptr && *kept.entry == state &&
              kept.entry_elected == elected_;
     };
-    if (!own && (found == kept_rounds_.end() || !fits(found->second))) {
+    if (!own && (found == kept_walks_.end() || !fits(found->second))) {
       return false;
     }
-    KeptRound& kept =
-        found != kept_rounds_.end() ? found->second : kept_rounds_[&region];
+    KeptWalk& kept =
+        found != kept_walks_.end() ? found->second : kept_walks_[&region];
     if (!fits(kept)) kept.Restart(state, elected_);
-    const Region& body = region;
-    // Where this walk leaves the kept round: at the first op not walked;
+    // Where this walk leaves the kept walk: at the first op not walked;
     // at the bound (past it the walk makes fewer pairs and entries); at
     // the first pair within one iteration of a walk that stops there (it
     // bounds the walk's pairs); at the first op ignored.
     int start = kept.walked();
-    if (bound_at != nullptr) start = std::min(start, body.IndexOf(bound_at));
+    if (bound_at != nullptr) start = std::min(start, region.IndexOf(bound_at));
     if (options_.stop_at_first_same_iteration &&
         !kept.same_iteration_at.empty()) {
       start = std::min(start, kept.same_iteration_at.front());
     }
     int last_ignored = -1;
     for (const Op* ignored : options_.ignored) {
-      const Op* at = ignored->AncestorIn(body);
+      const Op* at = ignored->AncestorIn(region);
       if (at == nullptr) continue;
-      const int index = body.IndexOf(at);
+      const int index = region.IndexOf(at);
       start = std::min(start, index);
       last_ignored = std::max(last_ignored, index);
     }
-    AddRoundFindings(kept, 0, start);
-    AddRoundElections(kept, body, 0, start);
+    AddKeptFindings(kept, 0, start);
+    AddKeptElections(kept, region, 0, start);
     state = *kept.steps[start].before;
     bool recording = own;
-    for (int i = start; i < body.size(); ++i) {
+    for (int i = start; i < region.size(); ++i) {
       // Past every ignored op, a state equal to the kept one makes the
-      // rest of the round (up to the first pair within one iteration of a
+      // rest of the region (up to the first pair within one iteration of a
       // walk that stops there, which bounds what follows) the kept one.
       if (!own && i > last_ignored && pair_bound_ == nullptr &&
           i < kept.walked() && state == *kept.steps[i].before) {
@@ -749,22 +748,22 @@ class OrderingAnalysis {
           auto next = kept.same_iteration_at.LowerBound(i);
           if (next != kept.same_iteration_at.end()) end = *next;
         }
-        AddRoundFindings(kept, i, end);
-        AddRoundElections(kept, body, i, end);
+        AddKeptFindings(kept, i, end);
+        AddKeptElections(kept, region, i, end);
         state = *kept.steps[end].before;
         i = end;
-        if (i == body.size()) break;
+        if (i == region.size()) break;
       }
-      i = NextToVisit(body, i);
-      if (i == body.size()) break;
-      const Op& op = body.op(i);
+      i = NextToVisit(region, i);
+      if (i == region.size()) break;
+      const Op& op = region.op(i);
       recording = recording && i == kept.walked();
       if (!recording) {
         VisitOp(op, state);
-        if (StopAfter(body, i)) break;
+        if (StopAfter(region, i)) break;
         continue;
       }
-      RoundFindings within;
+      KeptFindings within;
       std::swap(pairs_, within.pairs);
       std::swap(unfenced_, within.unfenced);
       VisitOp(op, state);
@@ -772,7 +771,7 @@ class OrderingAnalysis {
       std::swap(unfenced_, within.unfenced);
       pairs_.insert(within.pairs.begin(), within.pairs.end());
       unfenced_.insert(within.unfenced.begin(), within.unfenced.end());
-      StopAfter(body, i);
+      StopAfter(region, i);
       // Kept only when no op of it lies past the bound (which may have
       // moved to this op).
       recording = pair_bound_ == nullptr || pair_bound_ == &op ||
@@ -781,19 +780,19 @@ class OrderingAnalysis {
         if (stopped_) break;
         continue;
       }
-      RoundStep& step = kept.steps[i];
+      KeptStep& step = kept.steps[i];
       if (!within.pairs.empty() || !within.unfenced.empty()) {
         const bool same_iteration =
             std::any_of(within.pairs.begin(), within.pairs.end(),
                         [](const UnorderedPair& p) { return !p.carried; });
-        step.found = std::make_unique<RoundFindings>(std::move(within));
+        step.found = std::make_unique<KeptFindings>(std::move(within));
         kept.found_at.Add(i);
         if (same_iteration) kept.same_iteration_at.Add(i);
       }
       std::shared_ptr<const State> after =
           state == *step.before ? step.before
                                 : std::make_shared<const State>(state);
-      kept.steps.push_back(RoundStep{std::move(after), nullptr});
+      kept.steps.push_back(KeptStep{std::move(after), nullptr});
       if (stopped_) break;
     }
     return true;
@@ -1886,10 +1885,10 @@ class OrderingAnalysis {
   // The state at the top of each loop's body at its last fixed point in
   // this run.
   absl::flat_hash_map<const Op*, State> loop_entry_;
-  // KeepRounds: the kept walks, by region (in nodes: a walk through one
+  // KeepRegionWalks: the kept walks, by region (in nodes: a walk through one
   // region adds those of the regions inside it).
-  bool keep_rounds_ = false;
-  absl::node_hash_map<const Region*, KeptRound> kept_rounds_;
+  bool keep_region_walks_ = false;
+  absl::node_hash_map<const Region*, KeptWalk> kept_walks_;
   // Rounds after the first of the loops the walk is in.
   int later_rounds_ = 0;
   // LiveOps, by region.
@@ -2122,7 +2121,7 @@ struct IncrementalOrdering::Impl {
   Impl(const Kernel& kernel, const SyncAnalysisOptions& options,
        std::optional<FencePlacement> proxy)
       : kernel(kernel), base(options), analysis(kernel, options, proxy) {
-    analysis.KeepRounds();
+    analysis.KeepRegionWalks();
     KIR_CHECK(options.threads != nullptr && options.conflicts != nullptr)
         << "IncrementalOrdering needs the caller's analyses";
     KIR_CHECK(options.ignored.empty()) << "ignored ops are per query";

@@ -314,7 +314,7 @@ TEST(IncrementalOrderingTest, AnOpWithNothingToWalkAgainIsWholeAfterAStop) {
 }
 
 // A barrier inserted near the end of a long loop body: the walk starts its
-// first round through the loop at the barrier, from the kept round, instead
+// first round through the loop at the barrier, from the kept walk, instead
 // of at the top of the loop (and the later rounds follow only what came
 // round the back edge).
 TEST(IncrementalOrderingTest, ABarrierLateInALoopBodyWalksFromIt) {
@@ -338,10 +338,10 @@ TEST(IncrementalOrderingTest, ABarrierLateInALoopBodyWalksFromIt) {
 // An elected lane's write, fenced by the lane elected later (the fence
 // counts for it because the same lane runs both), before a TMA store of
 // it, in a loop of the kernel body. A walk starting part-way into the loop
-// takes the elections of the ops before its start from the kept round, as
+// takes the elections of the ops before its start from the kept walk, as
 // a walk from the top would have made them: without them the fence would
 // not count, and an unfenced edge would appear.
-TEST(IncrementalOrderingTest, AKeptRoundKnowsTheElectionsBeforeItsStart) {
+TEST(IncrementalOrderingTest, AKeptWalkKnowsTheElectionsBeforeItsStart) {
   const std::string text = R"(
 kernel @elected_fence(%out: global f32[32, 32],
                       %map: tensormap f32[32, 32] of %out) block(32) {
