@@ -35,7 +35,6 @@ class CheckpointIndices {
     indices_.push_back(index);
   }
   void EraseFrom(int index) { indices_.erase(LowerBound(index), end()); }
-  const_iterator begin() const { return indices_.begin(); }
   const_iterator LowerBound(int index) const {
     return std::lower_bound(indices_.begin(), indices_.end(), index);
   }
@@ -757,42 +756,41 @@ class OrderingAnalysis {
       i = NextToVisit(region, i);
       if (i == region.size()) break;
       const Op& op = region.op(i);
-      recording = recording && i == kept.walked();
-      if (!recording) {
-        VisitOp(op, state);
-        if (StopAfter(region, i)) break;
-        continue;
-      }
+      // What op i finds is kept apart while it is recorded.
+      const bool record = recording && i == kept.walked();
       KeptFindings within;
-      std::swap(pairs_, within.pairs);
-      std::swap(unfenced_, within.unfenced);
+      if (record) {
+        std::swap(pairs_, within.pairs);
+        std::swap(unfenced_, within.unfenced);
+      }
       VisitOp(op, state);
-      std::swap(pairs_, within.pairs);
-      std::swap(unfenced_, within.unfenced);
-      pairs_.insert(within.pairs.begin(), within.pairs.end());
-      unfenced_.insert(within.unfenced.begin(), within.unfenced.end());
+      if (record) {
+        std::swap(pairs_, within.pairs);
+        std::swap(unfenced_, within.unfenced);
+        pairs_.insert(within.pairs.begin(), within.pairs.end());
+        unfenced_.insert(within.unfenced.begin(), within.unfenced.end());
+      }
       StopAfter(region, i);
       // Kept only when no op of it lies past the bound (which may have
       // moved to this op).
-      recording = pair_bound_ == nullptr || pair_bound_ == &op ||
-                  (op.IsBefore(*pair_bound_) && !pair_bound_->IsInside(op));
-      if (!recording) {
-        if (stopped_) break;
-        continue;
+      recording =
+          record && (pair_bound_ == nullptr || pair_bound_ == &op ||
+                     (op.IsBefore(*pair_bound_) && !pair_bound_->IsInside(op)));
+      if (recording) {
+        KeptStep& step = kept.steps[i];
+        if (!within.pairs.empty() || !within.unfenced.empty()) {
+          const bool same_iteration =
+              std::any_of(within.pairs.begin(), within.pairs.end(),
+                          [](const UnorderedPair& p) { return !p.carried; });
+          step.found = std::make_unique<KeptFindings>(std::move(within));
+          kept.found_at.Add(i);
+          if (same_iteration) kept.same_iteration_at.Add(i);
+        }
+        std::shared_ptr<const State> after =
+            state == *step.before ? step.before
+                                  : std::make_shared<const State>(state);
+        kept.steps.push_back(KeptStep{std::move(after), nullptr});
       }
-      KeptStep& step = kept.steps[i];
-      if (!within.pairs.empty() || !within.unfenced.empty()) {
-        const bool same_iteration =
-            std::any_of(within.pairs.begin(), within.pairs.end(),
-                        [](const UnorderedPair& p) { return !p.carried; });
-        step.found = std::make_unique<KeptFindings>(std::move(within));
-        kept.found_at.Add(i);
-        if (same_iteration) kept.same_iteration_at.Add(i);
-      }
-      std::shared_ptr<const State> after =
-          state == *step.before ? step.before
-                                : std::make_shared<const State>(state);
-      kept.steps.push_back(KeptStep{std::move(after), nullptr});
       if (stopped_) break;
     }
     return true;
@@ -806,7 +804,12 @@ class OrderingAnalysis {
            op.kind() != OpKind::kIf && op.kind() != OpKind::kRole &&
            FactsOf(op.kind()).sync == SyncKind::kNone && elected_warp < 0;
   }
+  // InertLeaf, from the thread analysis (for an op being inserted or
+  // removed, whose facts are not derived) or from the op's derived facts.
   bool Inert(const Op& op) const { return InertLeaf(op, ElectedWarp(op)); }
+  bool InertByInfo(const Op& op) {
+    return InertLeaf(op, op.num_regions() == 0 ? Info(op).elected_warp : -1);
+  }
 
   // The ops of `region` that are not inert leaves, in order: made when
   // first asked for, and kept up to date by Forget.
@@ -815,10 +818,7 @@ class OrderingAnalysis {
     if (inserted) {
       for (int i = 0; i < region.size(); ++i) {
         const Op& op = region.op(i);
-        if (!InertLeaf(op,
-                       op.num_regions() == 0 ? Info(op).elected_warp : -1)) {
-          it->second.push_back(&op);
-        }
+        if (!InertByInfo(op)) it->second.push_back(&op);
       }
     }
     return it->second;
@@ -840,8 +840,7 @@ class OrderingAnalysis {
   int NextToVisit(const Region& region, int i) {
     if (pair_bound_ == nullptr || bound_keeps_entries_ || proxy_) return i;
     const Op& op = region.op(i);
-    if (!InertLeaf(op, op.num_regions() == 0 ? Info(op).elected_warp : -1) ||
-        pair_bound_ == &op || !pair_bound_->IsBefore(op)) {
+    if (!InertByInfo(op) || pair_bound_ == &op || !pair_bound_->IsBefore(op)) {
       return i;
     }
     std::vector<const Op*>& live = LiveOps(region);

@@ -218,6 +218,15 @@ struct KeptOrdering {
     return options;
   }
 
+  // Inserts a block barrier at `index` of `region` and tells the analyses.
+  Op* InsertBarrier(Region& region, int index) {
+    OpBuilder builder(region, index);
+    Op* barrier = builder.Create(OpKind::kBarrierBlock, {});
+    threads.AddOp(*barrier);
+    ordering.Changed(*barrier);
+    return barrier;
+  }
+
   // The index of the loop in the kernel body.
   int LoopIndex() const {
     int loop = 0;
@@ -242,10 +251,7 @@ TEST(IncrementalOrderingTest, ABarrierBeforeALoopWalksItOnlyForWhatChanged) {
   ASSERT_NE(made, nullptr);
   KeptOrdering& kept = *made;
   const int64_t first = WorkOf([&] { kept.ordering.UnorderedPairs(); });
-  OpBuilder builder(kept.kernel.body(), kept.LoopIndex());
-  Op* barrier = builder.Create(OpKind::kBarrierBlock, {});
-  kept.threads.AddOp(*barrier);
-  kept.ordering.Changed(*barrier);
+  kept.InsertBarrier(kept.kernel.body(), kept.LoopIndex());
   std::vector<UnorderedPair> pairs;
   const int64_t again = WorkOf([&] { pairs = kept.ordering.UnorderedPairs(); });
   EXPECT_EQ(pairs, FindUnorderedPairs(kept.kernel, kept.options));
@@ -293,10 +299,7 @@ TEST(IncrementalOrderingTest, AnOpWithNothingToWalkAgainIsWholeAfterAStop) {
   KeptOrdering& kept = *made;
   int if_index = 0;
   while (kept.kernel.body().op(if_index).kind() != OpKind::kIf) ++if_index;
-  OpBuilder builder(kept.kernel.body(), if_index);
-  Op* barrier = builder.Create(OpKind::kBarrierBlock, {});
-  kept.threads.AddOp(*barrier);
-  kept.ordering.Changed(*barrier);
+  Op* barrier = kept.InsertBarrier(kept.kernel.body(), if_index);
   const std::vector<UnorderedPair> pairs = kept.ordering.UnorderedPairs();
   ASSERT_FALSE(pairs.empty());
   // Stops at the loop's first pair within one iteration, past which it
@@ -324,10 +327,7 @@ TEST(IncrementalOrderingTest, ABarrierLateInALoopBodyWalksFromIt) {
   KeptOrdering& kept = *made;
   const int64_t first = WorkOf([&] { kept.ordering.UnorderedPairs(); });
   Region& loop_body = kept.kernel.body().op(kept.LoopIndex()).region(0);
-  OpBuilder builder(loop_body, loop_body.size() - 2);
-  Op* barrier = builder.Create(OpKind::kBarrierBlock, {});
-  kept.threads.AddOp(*barrier);
-  kept.ordering.Changed(*barrier);
+  kept.InsertBarrier(loop_body, loop_body.size() - 2);
   std::vector<UnorderedPair> pairs;
   const int64_t again = WorkOf([&] { pairs = kept.ordering.UnorderedPairs(); });
   EXPECT_EQ(pairs, FindUnorderedPairs(kept.kernel, kept.options));
