@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
@@ -192,20 +193,29 @@ struct DimensionDifference {
   int64_t extent_a = 1, extent_b = 1;
 };
 
+// MayOverlap runs once per pair an ordering walk meets: its per-dimension
+// scratch lives inline for the ranks and candidate counts kernels have, so
+// that a comparison allocates nothing.
+using Offsets = absl::InlinedVector<int64_t, 4>;
+using Dimensions = absl::InlinedVector<DimensionDifference, 4>;
+// An index form's atoms and coefficients, sorted by atom (a copy of
+// Affine::atoms that PairRemainders consumes).
+using AtomTerms = absl::InlinedVector<std::pair<const Value*, int64_t>, 4>;
+
 // The offsets `dim` may add at iteration distance k.
-std::vector<int64_t> Offsets(const DimensionDifference& dim, int64_t k) {
+Offsets OffsetsAt(const DimensionDifference& dim, int64_t k) {
   std::optional<int64_t> first = Multiply(dim.per_step, k);
   if (first) first = Add(dim.base, *first);
   if (!first) return {};
-  std::vector<int64_t> out = {*first};
+  Offsets out = {*first};
   for (const DimensionDifference::ModTerm& mod : dim.mods) {
     std::optional<int64_t> shift = Multiply(mod.step, k);
     if (shift) shift = Add(*shift, mod.offset);
     if (!shift) return {};
     const int64_t r = FloorMod(*shift, mod.modulus);
-    std::vector<int64_t> choices = {r};
+    absl::InlinedVector<int64_t, 2> choices = {r};
     if (r != 0) choices.push_back(r - mod.modulus);
-    std::vector<int64_t> next;
+    Offsets next;
     for (int64_t o : out) {
       for (int64_t c : choices) {
         std::optional<int64_t> term = Multiply(mod.coefficient, c);
@@ -248,8 +258,7 @@ struct ConflictAnalysis::Impl {
   int ElectedWarp(const Op& op) const;
   std::optional<RemainderForm> FormOf(const Value* atom,
                                       const Op* stepping) const;
-  void PairRemainders(std::map<const Value*, int64_t>& atoms_a,
-                      std::map<const Value*, int64_t>& atoms_b,
+  void PairRemainders(AtomTerms& atoms_a, AtomTerms& atoms_b,
                       const Op* stepping, std::optional<int64_t> step,
                       DimensionDifference& dim) const;
   bool ForcesSameIteration(std::set<const Value*> equal,
@@ -258,7 +267,7 @@ struct ConflictAnalysis::Impl {
   // to be equal in both runs (one per dimension at most), or nullopt when
   // some dimension can never overlap.
   std::optional<std::set<const Value*>> ForcedEqual(
-      const std::vector<DimensionDifference>& dims, const ThreadBits& ta,
+      absl::Span<const DimensionDifference> dims, const ThreadBits& ta,
       const ThreadBits& tb) const;
 
   bool MayOverlap(const Op& a, const MemoryEffect& ea, const ThreadBits& ta,
@@ -282,7 +291,7 @@ struct ConflictAnalysis::Impl {
     int window = 0;
     std::vector<int> by_window;
   };
-  const ThreadGroups& GroupsOf(const std::vector<const Vec*>& parts,
+  const ThreadGroups& GroupsOf(absl::Span<const Vec* const> parts,
                                const ThreadBits& among) const;
 
   const Kernel& kernel;
@@ -335,10 +344,10 @@ struct ConflictAnalysis::Impl {
 };
 
 const ConflictAnalysis::Impl::ThreadGroups& ConflictAnalysis::Impl::GroupsOf(
-    const std::vector<const Vec*>& parts, const ThreadBits& among) const {
+    absl::Span<const Vec* const> parts, const ThreadBits& among) const {
   auto it = groups_cache.find(GroupsKeyView{parts, &among});
   if (it != groups_cache.end()) return it->second;
-  GroupsKey key{parts, among};
+  GroupsKey key{std::vector<const Vec*>(parts.begin(), parts.end()), among};
   std::map<std::vector<int64_t>, ThreadGroup> groups;
   std::vector<int64_t> values(parts.size());
   for (int t = 0; t < num_threads; ++t) {
@@ -702,10 +711,11 @@ std::optional<RemainderForm> ConflictAnalysis::Impl::FormOf(
 // Pairs remainders of one form with equal coefficients on the two sides
 // (`(i + 2) % 3` against `i % 3`, or `i % 3` in two iterations): each pair
 // becomes a term of the difference and leaves the atom lists.
-void ConflictAnalysis::Impl::PairRemainders(
-    std::map<const Value*, int64_t>& atoms_a,
-    std::map<const Value*, int64_t>& atoms_b, const Op* stepping,
-    std::optional<int64_t> step, DimensionDifference& dim) const {
+void ConflictAnalysis::Impl::PairRemainders(AtomTerms& atoms_a,
+                                            AtomTerms& atoms_b,
+                                            const Op* stepping,
+                                            std::optional<int64_t> step,
+                                            DimensionDifference& dim) const {
   for (auto a = atoms_a.begin(); a != atoms_a.end();) {
     std::optional<RemainderForm> form_a = FormOf(a->first, stepping);
     bool paired = false;
@@ -788,7 +798,7 @@ bool ConflictAnalysis::Impl::ForcesSameIteration(std::set<const Value*> equal,
 }
 
 std::optional<std::set<const Value*>> ConflictAnalysis::Impl::ForcedEqual(
-    const std::vector<DimensionDifference>& dims, const ThreadBits& ta,
+    absl::Span<const DimensionDifference> dims, const ThreadBits& ta,
     const ThreadBits& tb) const {
   std::set<const Value*> equal;
   for (const DimensionDifference& dim : dims) {
@@ -945,7 +955,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       return stepping != nullptr && stepping->DefinesInside(*atom) &&
              !same.count(atom);
     };
-    std::vector<DimensionDifference> dims(rank);
+    Dimensions dims(rank);
     for (int d = 0; d < rank; ++d) {
       DimensionDifference& dim = dims[d];
       dim.extent_a = std::max<int64_t>(1, ea.extent[d]);
@@ -958,12 +968,15 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       dim.base = base.value_or(0);
       dim.known = !fa.varying && !fb.varying && base.has_value();
       if (!dim.known) continue;
-      std::map<const Value*, int64_t> atoms_a = fa.atoms;
-      std::map<const Value*, int64_t> atoms_b = fb.atoms;
+      AtomTerms atoms_a(fa.atoms.begin(), fa.atoms.end());
+      AtomTerms atoms_b(fb.atoms.begin(), fb.atoms.end());
       PairRemainders(atoms_a, atoms_b, stepping, step, dim);
-      std::set<const Value*> atoms;
-      for (const auto& entry : atoms_a) atoms.insert(entry.first);
-      for (const auto& entry : atoms_b) atoms.insert(entry.first);
+      // Both sides' atoms, in address order (the maps' order).
+      absl::InlinedVector<const Value*, 8> atoms;
+      for (const auto& entry : atoms_a) atoms.push_back(entry.first);
+      for (const auto& entry : atoms_b) atoms.push_back(entry.first);
+      std::sort(atoms.begin(), atoms.end());
+      atoms.erase(std::unique(atoms.begin(), atoms.end()), atoms.end());
       // A term that does not cancel adds its range: coefficient * value for
       // one shared value, or the two sides' values independently.
       auto add_residual = [&](const Value* atom, int64_t coefficient_b,
@@ -1000,10 +1013,11 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       };
       std::vector<Candidate> candidates;
       for (const Value* atom : atoms) {
-        auto find = [](const std::map<const Value*, int64_t>& f,
-                       const Value* v) -> int64_t {
-          auto it = f.find(v);
-          return it == f.end() ? 0 : it->second;
+        auto find = [](const AtomTerms& f, const Value* v) -> int64_t {
+          auto it = std::lower_bound(
+              f.begin(), f.end(), v,
+              [](const auto& term, const Value* x) { return term.first < x; });
+          return it == f.end() || it->first != v ? 0 : it->second;
         };
         const int64_t ca = find(atoms_a, atom);
         const int64_t cb = find(atoms_b, atom);
@@ -1036,17 +1050,17 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
         }
         candidates.push_back(Candidate{atom, ca, Range(atom)});
       }
-      dim.candidates = candidates;
+      dim.candidates = std::move(candidates);
       dim.rest_known = dim.known;
       dim.rest_lo = dim.residual_lo;
       dim.rest_hi = dim.residual_hi;
-      for (const Candidate& c : candidates) {
+      for (const Candidate& c : dim.candidates) {
         add_residual(c.atom, c.coefficient, c.coefficient, /*shared=*/false);
       }
     }
     return dims;
   };
-  std::vector<DimensionDifference> dims = describe({});
+  Dimensions dims = describe({});
   if (stepping != nullptr) {
     // Values of the iteration that an overlap forces to be equal in both
     // runs: the runs are then one iteration (no overlap), or the rest is
@@ -1073,7 +1087,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
       if (period > kMaxDistances) period = kMaxDistances + 1;
     }
   }
-  std::vector<int64_t> distances = {0};
+  absl::InlinedVector<int64_t, 4> distances = {0};
   if (stepping != nullptr) {
     std::optional<int64_t> trips = TripCount(*stepping);
     const int64_t first = std::max<int64_t>(1, min_distance);
@@ -1107,7 +1121,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     }
   }
 
-  std::vector<int> known;
+  absl::InlinedVector<int, 4> known;
   for (int d = 0; d < rank; ++d) {
     if (dims[d].known) known.push_back(d);
   }
@@ -1122,7 +1136,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     return key;
   };
   // Threads grouped by their per-thread parts in the known dimensions.
-  std::vector<const Vec*> parts_a, parts_b;
+  absl::InlinedVector<const Vec*, 4> parts_a, parts_b;
   for (int d : known) {
     parts_a.push_back(dims[d].part_a);
     parts_b.push_back(dims[d].part_b);
@@ -1133,12 +1147,14 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
   // Candidate offsets for each known dimension, per distance. A distance
   // whose offsets are unknown ends the comparison: unknown, unless an
   // earlier distance overlaps.
-  std::vector<std::vector<std::vector<int64_t>>> offsets_by_distance;
+  // Per distance, per known dimension.
+  using DistanceOffsets = absl::InlinedVector<Offsets, 4>;
+  absl::InlinedVector<DistanceOffsets, 2> offsets_by_distance;
   bool unknown_offsets = false;
   for (int64_t k : distances) {
-    std::vector<std::vector<int64_t>> offsets;
+    DistanceOffsets offsets;
     for (int d : known) {
-      std::vector<int64_t> o = Offsets(dims[d], k);
+      Offsets o = OffsetsAt(dims[d], k);
       if (o.empty()) {
         unknown_offsets = true;
         break;
@@ -1148,7 +1164,7 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     if (unknown_offsets) break;
     offsets_by_distance.push_back(std::move(offsets));
   }
-  auto overlaps = [&](const std::vector<std::vector<int64_t>>& offsets,
+  auto overlaps = [&](const DistanceOffsets& offsets,
                       const std::vector<int64_t>& key_a,
                       const std::vector<int64_t>& key_b) {
     for (size_t i = 0; i < known.size(); ++i) {
@@ -1168,9 +1184,9 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     return true;
   };
   auto check =
-      [&](const std::vector<std::vector<int64_t>>& offsets,
-          const std::vector<int64_t>& key_a, const ThreadGroup& group_a,
-          const std::vector<int64_t>& key_b, const ThreadGroup& group_b) {
+      [&](const DistanceOffsets& offsets, const std::vector<int64_t>& key_a,
+          const ThreadGroup& group_a, const std::vector<int64_t>& key_b,
+          const ThreadGroup& group_b) {
         if (distinct && group_a.count == 1 && group_b.count == 1 &&
             group_a.first == group_b.first) {
           return false;
@@ -1204,15 +1220,23 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
     // (the distances often differ in the other dimensions only).
     const int w = groups_b.window;
     const DimensionDifference& window_dim = dims[known[w]];
-    std::map<int64_t, std::vector<int>> distances_by_offset;
+    // (offset, distance) pairs, sorted: the distances of one offset are a
+    // run.
+    absl::InlinedVector<std::pair<int64_t, int>, 8> distances_by_offset;
     for (size_t j = 0; j < offsets_by_distance.size(); ++j) {
       for (int64_t o : offsets_by_distance[j][w]) {
-        distances_by_offset[o].push_back(static_cast<int>(j));
+        distances_by_offset.emplace_back(o, static_cast<int>(j));
       }
     }
+    std::sort(distances_by_offset.begin(), distances_by_offset.end());
     auto value_at = [&](int index) { return groups_b.groups[index].first[w]; };
     for (const auto& [key_a, group_a] : groups_a.groups) {
-      for (const auto& [o, with_offset] : distances_by_offset) {
+      for (auto run = distances_by_offset.begin(), run_end = run;
+           run != distances_by_offset.end(); run = run_end) {
+        const int64_t o = run->first;
+        while (run_end != distances_by_offset.end() && run_end->first == o) {
+          ++run_end;
+        }
         // key_b - key_a + o + residual in (-extent_b, extent_a).
         const int64_t lo =
             key_a[w] - o - window_dim.residual_hi - window_dim.extent_b + 1;
@@ -1223,8 +1247,9 @@ bool ConflictAnalysis::Impl::MayOverlap(const Op& a, const MemoryEffect& ea,
             [&](int index, int64_t value) { return value_at(index) < value; });
         for (; it != groups_b.by_window.end() && value_at(*it) <= hi; ++it) {
           const auto& [key_b, group_b] = groups_b.groups[*it];
-          for (int j : with_offset) {
-            if (check(offsets_by_distance[j], key_a, group_a, key_b, group_b)) {
+          for (auto with_o = run; with_o != run_end; ++with_o) {
+            if (check(offsets_by_distance[with_o->second], key_a, group_a,
+                      key_b, group_b)) {
               return true;
             }
           }

@@ -2387,13 +2387,15 @@ struct IncrementalOrdering::Impl {
       return found;
     }
     int first = size, last = 0;
-    std::set<int> holding_ignored;
+    // The kernel-body ops holding an ignored op, sorted (few: no set).
+    absl::InlinedVector<int, 4> holding_ignored;
     for (const Op* op : ignored) {
       const int index = IndexOfTop(*op);
-      holding_ignored.insert(index);
+      holding_ignored.push_back(index);
       first = std::min(first, index);
       last = std::max(last, index);
     }
+    std::sort(holding_ignored.begin(), holding_ignored.end());
     Findings unused;
     Extend(size, /*stop=*/false, &unused);
     if (stop && AnySameIterationBefore(first)) return Fresh(ignored, stop);
@@ -2405,9 +2407,12 @@ struct IncrementalOrdering::Impl {
       // Ops holding no ignored op are walked from the kernel's own walk
       // through them, for the accesses the ignored ones changed.
       const TransferView reference = CheckpointTransfer(k);
-      Step step = WalkTop(body.op(k), state,
-                          holding_ignored.count(k) > 0 ? nullptr : &reference,
-                          stop, any_only);
+      Step step = WalkTop(
+          body.op(k), state,
+          std::binary_search(holding_ignored.begin(), holding_ignored.end(), k)
+              ? nullptr
+              : &reference,
+          stop, any_only);
       found.pairs.insert(step.pairs.begin(), step.pairs.end());
       found.unfenced.insert(step.unfenced.begin(), step.unfenced.end());
       if (stop && step.same_iteration) return found;
@@ -2532,13 +2537,15 @@ std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
   auto path = [&](const Op* op) -> const std::vector<int>& {
     return paths.Of(op);
   };
-  std::sort(pairs.begin(), pairs.end(),
-            [&](const UnorderedPair& x, const UnorderedPair& y) {
-              return std::make_tuple(path(x.second), x.second_effect,
+  // Tuples of references: a comparison copies no path.
+  std::sort(
+      pairs.begin(), pairs.end(),
+      [&](const UnorderedPair& x, const UnorderedPair& y) {
+        return std::forward_as_tuple(path(x.second), x.second_effect,
                                      path(x.first), x.first_effect, x.carried) <
-                     std::make_tuple(path(y.second), y.second_effect,
+               std::forward_as_tuple(path(y.second), y.second_effect,
                                      path(y.first), y.first_effect, y.carried);
-            });
+      });
   if (stop_at_first_same_iteration) KeepUpToFirstSameIteration(pairs);
   return pairs;
 }
@@ -2553,10 +2560,11 @@ std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
   auto path = [&](const Op* op) -> const std::vector<int>& {
     return paths.Of(op);
   };
+  // References into `p` and `paths` (whose entries never move).
   auto position = [&](const UnfencedPair& p) {
-    return std::make_tuple(path(p.pair.second), p.pair.second_effect,
-                           path(p.pair.first), p.pair.first_effect,
-                           p.pair.carried, p.need);
+    return std::forward_as_tuple(path(p.pair.second), p.pair.second_effect,
+                                 path(p.pair.first), p.pair.first_effect,
+                                 p.pair.carried, p.need);
   };
   std::sort(pairs.begin(), pairs.end(),
             [&](const UnfencedPair& x, const UnfencedPair& y) {

@@ -475,6 +475,7 @@ class SyncInserter {
       const std::vector<UnorderedPair> pairs =
           ordering_->UnorderedPairs({barrier});
       stats_.Add(kPairs, static_cast<int64_t>(pairs.size()));
+      because.reserve(2 * pairs.size());
       for (const UnorderedPair& pair : pairs) {
         because.push_back(pair.first);
         because.push_back(pair.second);
@@ -485,6 +486,7 @@ class SyncInserter {
       });
       because.erase(std::unique(because.begin(), because.end()), because.end());
       Provenance provenance{kInsertSyncsPassName, {}};
+      provenance.because.reserve(because.size());
       for (const Op* op : because) {
         if (op->loc().known()) provenance.because.push_back(op->loc());
       }

@@ -264,11 +264,15 @@ AnalysisManager& PassContext::Analyses(const Kernel& kernel) {
 }
 
 void PassStatistics::Add(absl::string_view counter, int64_t amount) {
-  counters_[std::string(counter)] += amount;
+  auto it = counters_.find(counter);
+  if (it == counters_.end()) {
+    it = counters_.emplace(std::string(counter), 0).first;
+  }
+  it->second += amount;
 }
 
 int64_t PassStatistics::Get(absl::string_view counter) const {
-  auto it = counters_.find(std::string(counter));
+  auto it = counters_.find(counter);
   return it == counters_.end() ? 0 : it->second;
 }
 

@@ -120,13 +120,17 @@ class PassOptions {
 // Ordered by name so output is deterministic.
 class PassStatistics {
  public:
+  // std::less<> finds a counter by string_view: bumping one allocates no
+  // string (a pass may bump a counter per op it changes).
+  using Counters = std::map<std::string, int64_t, std::less<>>;
+
   void Add(absl::string_view counter, int64_t amount = 1);
   // The counter's value; 0 when it was never bumped.
   int64_t Get(absl::string_view counter) const;
-  const std::map<std::string, int64_t>& counters() const { return counters_; }
+  const Counters& counters() const { return counters_; }
 
  private:
-  std::map<std::string, int64_t> counters_;
+  Counters counters_;
 };
 
 // What a pass gets besides the kernel: its counters, the kernel's analyses

@@ -30,7 +30,7 @@ namespace {
 
 // Runs plan-shared-memory on every kernel of `module` with `options`,
 // returning its counters (of the last kernel).
-absl::StatusOr<std::map<std::string, int64_t>> Plan(
+absl::StatusOr<PassStatistics::Counters> Plan(
     Module& module, std::vector<std::pair<std::string, std::string>> options) {
   PassStatistics stats;
   for (auto& kernel : module.kernels) {
@@ -74,7 +74,7 @@ TEST_P(ReuseSweepTest, LowersCheckedAndLaunchesWithTheReportedBytes) {
                 absl::StrCat("canonicalize,circular-buffer", c.circular_buffer,
                              ",uniform-predicates,insert-async-waits"))
           .ok());
-  absl::StatusOr<std::map<std::string, int64_t>> stats =
+  absl::StatusOr<PassStatistics::Counters> stats =
       Plan(*module, {{"reuse", c.reuse}});
   if (c.over_limit != 0) {
     ASSERT_FALSE(stats.ok());
@@ -166,7 +166,7 @@ TEST(PlanSharedMemoryTest, RejectsBadOptions) {
   std::unique_ptr<Module> module =
       ParseForTest(ReadTestdata("examples/epilogue.kir"));
   ASSERT_NE(module, nullptr);
-  absl::StatusOr<std::map<std::string, int64_t>> stats =
+  absl::StatusOr<PassStatistics::Counters> stats =
       Plan(*module, {{"reuse", "maybe"}});
   ASSERT_FALSE(stats.ok());
   EXPECT_TRUE(absl::StrContains(stats.status().message(),
