@@ -194,8 +194,8 @@ struct DimensionDifference {
 };
 
 // MayOverlap runs once per pair an ordering walk meets: its per-dimension
-// scratch lives inline for the ranks and candidate counts kernels have, so
-// that a comparison allocates nothing.
+// scratch lives inline for the ranks and term counts kernels have, so that
+// a comparison outside a carried loop allocates nothing.
 using Offsets = absl::InlinedVector<int64_t, 4>;
 using Dimensions = absl::InlinedVector<DimensionDifference, 4>;
 // An index form's atoms and coefficients, sorted by atom (a copy of
