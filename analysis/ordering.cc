@@ -376,6 +376,8 @@ bool IsGlobalAcquire(const MemoryEffect& effect) {
 // op, and an atomic add there (a locked instruction) took a fifth of the
 // time of a long loop body's walks.
 thread_local int64_t dataflow_work = 0;
+// OrderingOverlapQuestions(), per thread like dataflow_work.
+thread_local int64_t overlap_questions = 0;
 
 // Facts derived once per op and kept until the analysis ends, carved from
 // large chunks: a kernel of a million ops costs a few hundred allocations
@@ -1802,6 +1804,22 @@ class OrderingAnalysis {
   // the passes using this analysis do not change), so they are kept.
   bool Overlaps(const EntryKey& earlier, const Op& b, int eb, SetId threads_a,
                 SetId threads_b, ThreadPairs thread_pairs) {
+    const RecentOverlap recent_key{
+        earlier.op->serial(),
+        earlier.carried.loop != nullptr ? earlier.carried.loop->serial() : -1,
+        threads_a,
+        threads_b,
+        static_cast<int16_t>(earlier.effect),
+        static_cast<int16_t>(eb),
+        static_cast<int8_t>(earlier.carried.distance),
+        static_cast<int8_t>(thread_pairs)};
+    if (b.serial() >= static_cast<int>(recent_.size())) {
+      recent_.resize(std::max(kernel_.op_serial_bound(), b.serial() + 1));
+    }
+    RecentOverlaps& recent = recent_[b.serial()];
+    for (const RecentOverlap& kept : recent.ways) {
+      if (kept.SameQuestion(recent_key)) return kept.overlap;
+    }
     const OverlapKey memo_key{
         earlier.op, earlier.effect, earlier.carried, &b,
         eb,         threads_a,      threads_b,       thread_pairs};
@@ -1816,13 +1834,22 @@ class OrderingAnalysis {
     }
     OverlapMemo& memo =
         overlaps_[absl::Hash<OverlapKey>{}(memo_key) & (overlaps_.size() - 1)];
-    if (memo.known && memo.key == memo_key) return memo.overlap;
-    const Op& a = *earlier.op;
-    const bool overlap = conflicts_.MayOverlap(
-        a, Info(a).effects[earlier.effect], sets_.Bits(threads_a), b,
-        Info(b).effects[eb], sets_.Bits(threads_b), earlier.carried_loops(),
-        thread_pairs);
-    memo = OverlapMemo{memo_key, true, overlap};
+    bool overlap;
+    if (memo.known && memo.key == memo_key) {
+      overlap = memo.overlap;
+    } else {
+      const Op& a = *earlier.op;
+      ++overlap_questions;
+      overlap = conflicts_.MayOverlap(
+          a, Info(a).effects[earlier.effect], sets_.Bits(threads_a), b,
+          Info(b).effects[eb], sets_.Bits(threads_b), earlier.carried_loops(),
+          thread_pairs);
+      memo = OverlapMemo{memo_key, true, overlap};
+    }
+    RecentOverlap& replaced = recent.ways[recent.next];
+    replaced = recent_key;
+    replaced.overlap = overlap;
+    recent.next ^= 1;
     return overlap;
   }
 
@@ -1871,13 +1898,39 @@ class OrderingAnalysis {
   // Overlaps' answers, in a table of bounded size where a new answer takes
   // the place of the one it collides with: a loop's rounds ask the same
   // few pairs again and find them, while a long straight-line kernel asks
-  // each pair about once and would only grow an unbounded map (one cache
-  // miss per question).
+  // each pair at most twice, a kernel apart, and would only grow an
+  // unbounded map (one cache miss per question).
   struct OverlapMemo {
     OverlapKey key{};
     bool known = false;
     bool overlap = false;
   };
+  // Besides, the last two answers about each later access, by its
+  // Op::serial(): insert-syncs asks about a pair when it first walks past
+  // it and again when it asks what the barrier it placed orders, which in
+  // a long kernel comes after more questions than the table above holds.
+  // A walk asks in program order, so these are read in order.
+  struct RecentOverlap {
+    int32_t a = -1;  // the earlier op's serial; -1: no answer
+    int32_t carried_loop = -1;
+    SetId threads_a = kEmptySet, threads_b = kEmptySet;
+    int16_t effect_a = 0, effect_b = 0;
+    int8_t carried_distance = 0;
+    int8_t thread_pairs = 0;
+    bool overlap = false;
+    bool SameQuestion(const RecentOverlap& o) const {
+      return a == o.a && carried_loop == o.carried_loop &&
+             threads_a == o.threads_a && threads_b == o.threads_b &&
+             effect_a == o.effect_a && effect_b == o.effect_b &&
+             carried_distance == o.carried_distance &&
+             thread_pairs == o.thread_pairs;
+    }
+  };
+  struct RecentOverlaps {
+    RecentOverlap ways[2];
+    int next = 0;  // the way the next answer replaces
+  };
+  std::vector<RecentOverlaps> recent_;  // by Op::serial() of the later op
   static constexpr size_t kMinOverlapMemo = size_t{1} << 10;
   static constexpr size_t kMaxOverlapMemo = size_t{1} << 16;
   std::vector<OverlapMemo> overlaps_;  // sized at the first question
@@ -2017,6 +2070,8 @@ std::vector<UnfencedPair> FindUnfencedPairs(
 }
 
 int64_t OrderingDataflowWork() { return dataflow_work; }
+
+int64_t OrderingOverlapQuestions() { return overlap_questions; }
 
 std::string DescribeAccess(const Op& op, int effect) {
   MemoryEffects effects = MemoryEffectsOf(op);

@@ -222,6 +222,11 @@ class IncrementalOrdering {
 // costs.
 int64_t OrderingDataflowWork();
 
+// How many times the ordering dataflow in this thread has asked the
+// conflict analysis whether two accesses overlap (the answers it kept
+// answer the rest).
+int64_t OrderingOverlapQuestions();
+
 // Describes an access for diagnostics: "write of %s[%i, %j]".
 std::string DescribeAccess(const Op& op, int effect);
 
