@@ -109,8 +109,8 @@ def write_straight_kernel(f, ops, in_loop=False):
 
 
 def time_once(kir_opt, path, timeout):
-  """(cpu seconds, wall seconds, peak RSS in KiB) of one run, or None past
-  the timeout; exits if kir-opt fails."""
+  """(cpu seconds, wall seconds, peak RSS in KiB, user seconds, sys seconds)
+  of one run, or None past the timeout; exits if kir-opt fails."""
   command = [kir_opt, path, "--pipeline=default", "-o", os.devnull]
   start = time.monotonic()
   process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
@@ -133,7 +133,52 @@ def time_once(kir_opt, path, timeout):
   process.stderr.close()
   if os.waitstatus_to_exitcode(status) != 0:
     sys.exit("%s failed:\n%s" % (" ".join(command), stderr))
-  return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss
+  return (usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss,
+          usage.ru_utime, usage.ru_stime)
+
+
+# What fresh memory costs this machine: a process that only writes one byte
+# per page of `size` bytes, over `seconds` (0: at once). On a virtual
+# machine whose host takes back the pages the guest frees (free page
+# reporting), a process that grows for longer than the guest's reporting
+# delay finds fewer pages still backed, so the same memory costs more sys
+# time when touched slowly, as kir-opt touches it, than at once.
+TOUCH = """
+import mmap, sys, time
+size, seconds = int(sys.argv[1]), float(sys.argv[2])
+memory = mmap.mmap(-1, size)
+chunk = 16 << 20
+for offset in range(0, size, mmap.PAGESIZE):
+  memory[offset] = 1
+  if seconds and offset % chunk == 0:
+    time.sleep(seconds * chunk / size)
+"""
+
+
+def touch_sys(size, seconds):
+  """The sys seconds of touching `size` fresh bytes over `seconds`."""
+  process = subprocess.Popen([sys.executable, "-c", TOUCH, str(size),
+                              str(seconds)])
+  _, status, usage = os.wait4(process.pid, 0)
+  if os.waitstatus_to_exitcode(status) != 0:
+    sys.exit("the memory-touch check failed")
+  return usage.ru_stime
+
+
+def page_cost(entry, repeat):
+  """The median sys time of touching `entry`'s peak at once and over its
+  median wall time, alternating."""
+  result = entry["result"]
+  size = result["max_rss_kib"] * 1024
+  at_once, paced = [], []
+  for _ in range(repeat):
+    at_once.append(touch_sys(size, 0))
+    paced.append(touch_sys(size, result["wall_s"]))
+  return {"ops": entry["ops"], "bytes": size, "over_s": result["wall_s"],
+          "at_once_sys_s": statistics.median(at_once),
+          "paced_sys_s": statistics.median(paced),
+          "runs_at_once_sys_s": [round(t, 4) for t in at_once],
+          "runs_paced_sys_s": [round(t, 4) for t in paced]}
 
 
 def count_instructions(kir_opt, path, timeout):
@@ -158,13 +203,20 @@ def count_instructions(kir_opt, path, timeout):
 
 
 def summary(samples):
-  return {
+  result = {
       "cpu_s": statistics.median(s[0] for s in samples),
       "wall_s": statistics.median(s[1] for s in samples),
       "runs_cpu_s": [round(s[0], 4) for s in samples],
+      # The kernel's share is mostly page faults: on a virtual machine a
+      # page the process touches first can cost the host a fault too, so
+      # it varies more between runs than the user time does.
+      "user_s": statistics.median(s[3] for s in samples),
+      "sys_s": statistics.median(s[4] for s in samples),
+      "runs_sys_s": [round(s[4], 4) for s in samples],
       "max_rss_kib": max(s[2] for s in samples),
       "runs": len(samples),
   }
+  return result
 
 
 def measure(kir_opt, path, repeat, timeout):
@@ -236,11 +288,37 @@ def instructions(entry, previous):
   return text
 
 
+def user_and_sys(entry, previous):
+  """The user and sys medians, the user time's growth against `previous`
+  (a row of the same family) for the sizes. Empty in JSON written before
+  they were recorded."""
+  result = entry["result"]
+  if result.get("timed_out") or "user_s" not in result:
+    return "", ""
+  user = "%.3f" % result["user_s"]
+  before = previous and previous["result"].get("user_s")
+  if before and entry["family"] in ("size", "loop"):
+    user += " (%.1fx)" % (result["user_s"] / before)
+  return user, "%.3f" % result["sys_s"]
+
+
+def page_cost_note(cost):
+  if not cost:
+    return ""
+  return (" Fresh memory: a process touching %.0f MiB (the %d-op run's "
+          "peak) took %.3f s of sys time at once and %.3f s over %.1f s "
+          "(that run's time), median of %d each." %
+          (cost["bytes"] / 2**20, cost["ops"], cost["at_once_sys_s"],
+           cost["paced_sys_s"], cost["over_s"],
+           len(cost["runs_at_once_sys_s"])))
+
+
 def table(data):
   counted = any("instructions" in e["result"] for e in data["results"])
-  rows = ["| kernel | ops | CPU s (median) | growth | peak RSS | per op |" +
+  rows = ["| kernel | ops | CPU s (median) | growth | user s (growth) | sys s "
+          "| peak RSS | per op |" +
           (" instructions (growth) |" if counted else ""),
-          "|---|---|---|---|---|---|" + ("---|" if counted else "")]
+          "|---|---|---|---|---|---|---|---|" + ("---|" if counted else "")]
   previous = None
   for entry in data["results"]:
     growth = ""
@@ -251,9 +329,10 @@ def table(data):
       growth = "%.1fx" % (entry["result"]["cpu_s"] / previous["result"]["cpu_s"])
     ops = "" if entry["ops"] is None else str(entry["ops"])
     rss, per_op = memory(entry, data["empty_kernel_rss_kib"])
-    rows.append("| %s | %s | %s | %s | %s | %s |" %
-                (entry["name"], ops, seconds(entry["result"]), growth, rss,
-                 per_op) +
+    user, system = user_and_sys(entry, previous if same_family else None)
+    rows.append("| %s | %s | %s | %s | %s | %s | %s | %s |" %
+                (entry["name"], ops, seconds(entry["result"]), growth, user,
+                 system, rss, per_op) +
                 (" %s |" % instructions(entry, previous) if counted else ""))
     previous = entry
   rows.append("")
@@ -263,16 +342,19 @@ def table(data):
       "runs (2 when a run takes over a quarter of the %d s timeout; the "
       "sizes alternate, one run of each per round), %s, %s%s. "
       "Growth: against the row above (depth + 1, or the ratio of the sizes). "
+      "User and sys: the medians of the two parts of the CPU time (sys is "
+      "mostly page faults, which on a virtual machine vary between runs "
+      "more than the user time does). "
       "Peak RSS: the largest of the runs (the whole process: text, parsed "
       "IR, analyses, output); per op: above an empty kernel's %.0f MiB.%s" %
       (data["commit"], data["repeat"], data["timeout_s"], data["machine"],
        data["date"],
        ", load average %.2f before and %.2f after" % tuple(load)
        if load else "", data["empty_kernel_rss_kib"] / 1024,
-       " Instructions: executed in one run under valgrind's callgrind, "
-       "growth against the row above (a count the machine's load does not "
-       "change)."
-       if counted else ""))
+       page_cost_note(data.get("page_cost")) +
+       (" Instructions: executed in one run under valgrind's callgrind, "
+        "growth against the row above (a count the machine's load does not "
+        "change)." if counted else "")))
   return "\n".join(rows)
 
 
@@ -293,6 +375,10 @@ def main():
   parser.add_argument("--note", default="",
                       help="said after the machine in the table's footnote "
                       "(e.g. that it was shared with other work)")
+  parser.add_argument("--no-page-cost", dest="page_cost",
+                      action="store_false",
+                      help="skip touching the largest size's peak memory "
+                      "at once and at its pace")
   parser.add_argument("--json")
   parser.add_argument("--readme")
   args = parser.parse_args()
@@ -364,6 +450,10 @@ def main():
         if not record(family, name, ops, path, result):
           break
 
+  sizes = [e for e in data["results"]
+           if e["family"] == "size" and not e["result"].get("timed_out")]
+  if sizes and args.page_cost:
+    data["page_cost"] = page_cost(sizes[-1], args.repeat)
   data["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
   text = table(data)
   print()
