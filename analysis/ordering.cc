@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -851,18 +852,22 @@ class OrderingAnalysis {
     return next == live.end() ? region.size() : region.IndexOf(*next);
   }
 
-  // What the walk asks of one op, derived once.
+  // What the walk asks of one op, derived once. Ops without effects (most
+  // of them barriers a pass placed) share one per distinct set of facts.
   struct OpInfo {
     absl::Span<const MemoryEffect> effects;  // in effects_
-    absl::InlinedVector<bool, 4> ring_fill;  // IsRingFill of each effect
-    SetId executing = kEmptySet;
-    bool single_thread = false;
-    int elected_warp = -1;
+    // IsRingFill of each effect, in ring_fills_.
+    const bool* ring_fill = nullptr;
     const Op* role = nullptr;
+    SetId executing = kEmptySet;
+    int elected_warp = -1;
     // The sync key of the mbarrier element an async access of the op
     // completes on, or -1.
     int completion_barrier = -1;
+    bool single_thread = false;
   };
+  // One per op of the kernel walked: keep it small.
+  static_assert(sizeof(OpInfo) <= 48, "OpInfo grew");
 
   // Asked for every op a walk visits: the lookup inline, the derivation
   // (with its large frame) out of line.
@@ -880,8 +885,12 @@ class OrderingAnalysis {
     }
     OpInfo info;
     info.effects = effects_.Append(MemoryEffectsOf(op));
-    for (const MemoryEffect& effect : info.effects) {
-      info.ring_fill.push_back(IsRingFill(effect));
+    if (!info.effects.empty()) {
+      absl::InlinedVector<bool, 4> ring_fill;
+      for (const MemoryEffect& effect : info.effects) {
+        ring_fill.push_back(IsRingFill(effect));
+      }
+      info.ring_fill = ring_fills_.Append(ring_fill).data();
     }
     info.executing = sets_.Intern(conflicts_.Executing(op));
     info.single_thread = threads_.IsSingleThread(op);
@@ -889,6 +898,14 @@ class OrderingAnalysis {
     info.role = threads_.EnclosingRole(op);
     if (std::optional<SyncKey> key = CompletionBarrier(info.effects)) {
       info.completion_barrier = keys_.KeyId(*key);
+    }
+    if (info.effects.empty()) {
+      const OpInfo*& shared = effectless_infos_[std::make_tuple(
+          info.executing, info.single_thread, info.elected_warp, info.role,
+          info.completion_barrier)];
+      if (shared == nullptr) shared = &infos_.Add(std::move(info));
+      ops_[op.serial()] = shared;
+      return *shared;
     }
     const OpInfo& kept = infos_.Add(std::move(info));
     ops_[op.serial()] = &kept;
@@ -1890,7 +1907,11 @@ class OrderingAnalysis {
   // freeing them walks memory in order; an entry an op forgot stays unused.
   ChunkedStore<OpInfo> infos_;
   ChunkedStore<MemoryEffect> effects_;  // of infos_
-  std::vector<const OpInfo*> ops_;      // by Op::serial()
+  ChunkedStore<bool> ring_fills_;       // of infos_
+  absl::flat_hash_map<std::tuple<SetId, bool, int, const Op*, int>,
+                      const OpInfo*>
+      effectless_infos_;
+  std::vector<const OpInfo*> ops_;  // by Op::serial()
   absl::flat_hash_map<const Op*, SetId> role_members_;
   absl::flat_hash_map<std::pair<const Op*, SetId>, int> takes_;
   absl::flat_hash_map<const Op*, bool> decides_sides_;
@@ -2135,6 +2156,22 @@ struct IncrementalOrdering::Impl {
       unfenced.insert(more.unfenced.begin(), more.unfenced.end());
     }
   };
+
+  // An answer kept for a later query (Answer): what was found, in the
+  // sets' order, in two arrays (a kept answer per barrier a pass placed
+  // adds up to a tenth of the memory of a long kernel's pass; set nodes
+  // would double it).
+  struct Answered {
+    std::vector<UnorderedPair> pairs;
+    std::vector<UnfencedPair> unfenced;
+    bool empty() const { return pairs.empty() && unfenced.empty(); }
+  };
+  static std::shared_ptr<const Answered> Keep(const Findings& found) {
+    auto kept = std::make_shared<Answered>();
+    kept->pairs.assign(found.pairs.begin(), found.pairs.end());
+    kept->unfenced.assign(found.unfenced.begin(), found.unfenced.end());
+    return kept;
+  }
 
   // Before op k of the kernel body, and what the walk found within it.
   // There is one per op of the kernel body, and most find nothing: what
@@ -2384,10 +2421,10 @@ struct IncrementalOrdering::Impl {
   // Query, with the answers to queries that ignore ops kept until the
   // kernel changes (a pass asks whether a barrier is needed, then what it
   // orders); a whole answer also answers `any_only`.
-  std::shared_ptr<const Findings> Answer(const std::set<const Op*>& ignored,
+  std::shared_ptr<const Answered> Answer(const std::set<const Op*>& ignored,
                                          bool stop, bool any_only) {
     if (ignored.empty()) {
-      return std::make_shared<const Findings>(Query(ignored, stop, any_only));
+      return Keep(Query(ignored, stop, any_only));
     }
     if (ignored.size() == 1 && !stop) {
       const int serial = (*ignored.begin())->serial();
@@ -2395,8 +2432,7 @@ struct IncrementalOrdering::Impl {
           answers_ignoring_one[serial] != nullptr) {
         return answers_ignoring_one[serial];
       }
-      auto found =
-          std::make_shared<const Findings>(Query(ignored, stop, any_only));
+      auto found = Keep(Query(ignored, stop, any_only));
       if (!any_only) {
         if (serial >= static_cast<int>(answers_ignoring_one.size())) {
           answers_ignoring_one.resize(
@@ -2410,8 +2446,7 @@ struct IncrementalOrdering::Impl {
     AnswerKey key(IgnoredOps(ignored.begin(), ignored.end()), stop);
     auto kept = answers.find(key);
     if (kept != answers.end()) return kept->second;
-    auto found =
-        std::make_shared<const Findings>(Query(ignored, stop, any_only));
+    auto found = Keep(Query(ignored, stop, any_only));
     if (!any_only) answers.emplace(std::move(key), found);
     return found;
   }
@@ -2563,13 +2598,13 @@ struct IncrementalOrdering::Impl {
   // and stop. A pass ignores one op or two at a time: kept inline.
   using IgnoredOps = absl::InlinedVector<const Op*, 2>;
   using AnswerKey = std::pair<IgnoredOps, bool>;
-  absl::flat_hash_map<AnswerKey, std::shared_ptr<const Findings>> answers;
+  absl::flat_hash_map<AnswerKey, std::shared_ptr<const Answered>> answers;
   // The whole answers to queries that ignore one op, by the op's serial: a
   // pass asks one per op it inserted, in program order, then again in the
   // same order, so a table in creation order keeps those lookups (hundreds
   // of thousands in a long kernel) near each other in memory, as a hash
   // table does not. `answered_serials`: its filled entries.
-  std::vector<std::shared_ptr<const Findings>> answers_ignoring_one;
+  std::vector<std::shared_ptr<const Answered>> answers_ignoring_one;
   std::vector<int> answered_serials;
   bool nothing_to_find = false;
 };
@@ -2585,7 +2620,7 @@ void IncrementalOrdering::Changed(const Op& op) { impl_->Changed(op); }
 
 std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
     const std::set<const Op*>& ignored, bool stop_at_first_same_iteration) {
-  const std::shared_ptr<const Impl::Findings> found =
+  const std::shared_ptr<const Impl::Answered> found =
       impl_->Answer(ignored, stop_at_first_same_iteration, false);
   std::vector<UnorderedPair> pairs(found->pairs.begin(), found->pairs.end());
   ProgramPaths paths;
@@ -2607,7 +2642,7 @@ std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
 
 std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
     const std::set<const Op*>& ignored) {
-  const std::shared_ptr<const Impl::Findings> found =
+  const std::shared_ptr<const Impl::Answered> found =
       impl_->Answer(ignored, false, false);
   std::vector<UnfencedPair> pairs(found->unfenced.begin(),
                                   found->unfenced.end());
@@ -2642,7 +2677,7 @@ bool IncrementalOrdering::Contains(const UnorderedPair& pair) {
 }
 
 bool IncrementalOrdering::AnyPair(const std::set<const Op*>& ignored) {
-  const std::shared_ptr<const Impl::Findings> found =
+  const std::shared_ptr<const Impl::Answered> found =
       impl_->Answer(ignored, false, true);
   return !found->empty();
 }

@@ -13,12 +13,14 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 
 #include "absl/strings/string_view.h"
 
 namespace kir {
 
-#define KIR_ENUM(Type) enum class Type {
+// One byte each: effects and attributes hold several.
+#define KIR_ENUM(Type) enum class Type : uint8_t {
 #define KIR_ENUM_VALUE(Type, enumerator, spelling) enumerator,
 #define KIR_ENUM_END(Type) \
   }                        \

@@ -17,6 +17,10 @@
 
 namespace kir {
 
+// The ordering dataflow keeps a copy of every effect it visits (one per
+// access of a kernel of a million ops): keep the facts packed.
+static_assert(sizeof(MemoryEffect) <= 112, "MemoryEffect grew");
+
 const char* ProxyName(Proxy proxy) { return EnumName(proxy); }
 
 const char* CompletionName(Completion completion) {

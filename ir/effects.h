@@ -69,14 +69,14 @@
 namespace kir {
 
 // Proxy, MemoryOrder and MemoryScope are attribute enums (ir/attrs.def).
-enum class Completion {
+enum class Completion : uint8_t {
   kImmediate,
   kMbarrier,
   kBulkGroup,
   kWgmmaGroup,
   kCpAsyncGroup
 };
-enum class AccessMode { kRead, kWrite, kReadWrite };
+enum class AccessMode : uint8_t { kRead, kWrite, kReadWrite };
 
 // Who must execute an op.
 enum class ExecClass {
@@ -121,7 +121,7 @@ const char* MemoryOrderName(MemoryOrder order);  // "acquire", ...
 const char* MemoryScopeName(MemoryScope scope);  // "cta", "gpu", ...
 
 // How the threads executing one instance split the accessed box.
-enum class Distribution {
+enum class Distribution : uint8_t {
   kPerThread,  // each executing thread touches its own box at its origin
   kIssuer,     // the (single) issuing thread's op touches the whole box
   kFragment,   // the box is shared out among the collective's lanes
@@ -130,22 +130,17 @@ const char* DistributionName(Distribution distribution);
 
 // One memory access of one op.
 struct MemoryEffect {
-  int operand = -1;  // the operand slot holding the buffer
   // The accessed buffer. For a TMA access of global memory this is the
   // tensor the map describes (`tensor_map` is the operand itself).
   const Value* buffer = nullptr;
   const Value* tensor_map = nullptr;
+  // The one-byte facts together, then the operand: 32 bytes before the
+  // box (the ordering dataflow keeps a copy of every effect it visits).
   MemorySpace space = MemorySpace::kGlobal;
   AccessMode mode = AccessMode::kRead;
   Proxy proxy = Proxy::kGeneric;
   Completion completion = Completion::kImmediate;
   Distribution distribution = Distribution::kPerThread;
-  // The box touched: origin is the operand's index tuple (outermost first;
-  // empty for whole-buffer accesses), extent its size per dimension. Up to
-  // rank 4 inline: an effect is asked for once per access and walk, and two
-  // heap arrays each time were most of its cost.
-  absl::InlinedVector<const Value*, 4> origin;
-  absl::InlinedVector<int64_t, 4> extent;
   bool whole_buffer = false;  // raw PTX and unindexed operands
   // Ordering of atomic, semaphore and mbarrier accesses; kWeak otherwise.
   MemoryOrder order = MemoryOrder::kWeak;
@@ -155,6 +150,13 @@ struct MemoryEffect {
   // A remote mbarrier arrive accesses the barrier at the same offset in
   // another CTA of the cluster (the operand names the local one).
   bool remote = false;
+  int operand = -1;  // the operand slot holding the buffer
+  // The box touched: origin is the operand's index tuple (outermost first;
+  // empty for whole-buffer accesses), extent its size per dimension. Up to
+  // rank 4 inline: an effect is asked for once per access and walk, and two
+  // heap arrays each time were most of its cost.
+  absl::InlinedVector<const Value*, 4> origin;
+  absl::InlinedVector<int64_t, 4> extent;
 
   bool reads() const { return mode != AccessMode::kWrite; }
   bool writes() const { return mode != AccessMode::kRead; }

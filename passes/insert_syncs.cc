@@ -218,6 +218,42 @@ class SyncInserter {
   }
 
   absl::Status Run(int64_t drop) {
+    if (absl::Status placed = PlaceAll(); !placed.ok()) return placed;
+    Minimize();
+    MergeBranchBarriers();
+    RecordProvenance();
+    // Nothing below asks the dataflow, whose kept states are most of the
+    // pass's memory.
+    ordering_.reset();
+    std::vector<Op*> remaining = InProgramOrder(kernel_, inserted_);
+    // Barriers change neither accesses nor values: the thread analysis,
+    // told of each barrier, and the conflicts stay valid.
+    context_.Preserve<ThreadAnalysis>();
+    context_.Preserve<ConflictAnalysis>();
+    // Without a barrier the kernel is as it was.
+    if (remaining.empty()) context_.PreserveAll();
+    for (Op* op : remaining) {
+      stats_.Add(op->kind() == OpKind::kBarrierBlock ? kBlockBarriers
+                                                     : kNamedBarriers);
+    }
+    if (drop > 0) {
+      if (drop > static_cast<int64_t>(remaining.size())) {
+        return Error(kernel_.loc())
+               << kInsertSyncsPassName << ": drop-sync=" << drop << " but only "
+               << remaining.size() << " barrier(s) were inserted";
+      }
+      Remove(remaining[drop - 1]);
+      stats_.Add(kDropped);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // Places a barrier for each unordered pair, earliest first, until none
+  // is left (or a pair no barrier can order).
+  absl::Status PlaceAll() {
+    // The pairs tried so far; gone before the later phases, which keep the
+    // most memory.
     absl::flat_hash_map<UnorderedPair, int> attempts;
     options_.stop_at_first_same_iteration = true;
     for (;;) {
@@ -285,33 +321,9 @@ class SyncInserter {
           Insert(*placement, pair, /*report_divergence=*/true);
       if (!barrier.ok()) return barrier.status();
     }
-    Minimize();
-    MergeBranchBarriers();
-    RecordProvenance();
-    std::vector<Op*> remaining = InProgramOrder(kernel_, inserted_);
-    // Barriers change neither accesses nor values: the thread analysis,
-    // told of each barrier, and the conflicts stay valid.
-    context_.Preserve<ThreadAnalysis>();
-    context_.Preserve<ConflictAnalysis>();
-    // Without a barrier the kernel is as it was.
-    if (remaining.empty()) context_.PreserveAll();
-    for (Op* op : remaining) {
-      stats_.Add(op->kind() == OpKind::kBarrierBlock ? kBlockBarriers
-                                                     : kNamedBarriers);
-    }
-    if (drop > 0) {
-      if (drop > static_cast<int64_t>(remaining.size())) {
-        return Error(kernel_.loc())
-               << kInsertSyncsPassName << ": drop-sync=" << drop << " but only "
-               << remaining.size() << " barrier(s) were inserted";
-      }
-      Remove(remaining[drop - 1]);
-      stats_.Add(kDropped);
-    }
     return absl::OkStatus();
   }
 
- private:
   // Inserts a barrier at `placement` for `pair`. When its guards are not
   // uniform over its threads: an error, or (without `report_divergence`)
   // no barrier (null).
@@ -496,7 +508,7 @@ class SyncInserter {
 
   // Takes `op` (an inserted barrier) out of the kernel and the analysis.
   void Remove(Op* op) {
-    ordering_->Changed(*op);
+    if (ordering_ != nullptr) ordering_->Changed(*op);
     threads_.RemoveOp(*op);
     RemoveOp(op);
   }
