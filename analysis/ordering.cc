@@ -855,7 +855,8 @@ class OrderingAnalysis {
   // What the walk asks of one op, derived once. Ops without effects (most
   // of them barriers a pass placed) share one per distinct set of facts.
   struct OpInfo {
-    absl::Span<const MemoryEffect> effects;  // in effects_
+    // In effects_; without the trailing register accesses (DeriveInfo).
+    absl::Span<const MemoryEffect> effects;
     // IsRingFill of each effect, in ring_fills_.
     const bool* ring_fill = nullptr;
     const Op* role = nullptr;
@@ -884,7 +885,17 @@ class OrderingAnalysis {
                   nullptr);
     }
     OpInfo info;
-    info.effects = effects_.Append(MemoryEffectsOf(op));
+    MemoryEffects effects = MemoryEffectsOf(op);
+    // No walk reads an access of registers (other than an mbarrier's,
+    // which none is): the trailing ones are not kept, so that a register
+    // store shares the facts of an op without effects. The others keep
+    // their indices.
+    while (!effects.empty() &&
+           effects.back().space == MemorySpace::kRegister &&
+           !IsMbarrier(effects.back())) {
+      effects.pop_back();
+    }
+    info.effects = effects_.Append(std::move(effects));
     if (!info.effects.empty()) {
       absl::InlinedVector<bool, 4> ring_fill;
       for (const MemoryEffect& effect : info.effects) {
