@@ -564,6 +564,21 @@ class Kernel {
   const std::vector<Param>& params() const { return params_; }
   std::vector<Param>& mutable_params() { return params_; }
   const Param* FindParam(const Value* value) const;
+  // Calls `fn(Value*&)` on every value a parameter uses: the tensor or
+  // workspace each tensor map maps. A pass that counts uses to erase what
+  // is unused must count these too, or it frees a workspace a map names.
+  template <typename Fn>
+  void ForEachParamUse(Fn&& fn) {
+    for (Param& param : params_) {
+      if (param.tensor != nullptr) fn(param.tensor);
+    }
+  }
+  template <typename Fn>
+  void ForEachParamUse(Fn&& fn) const {
+    for (const Param& param : params_) {
+      if (param.tensor != nullptr) fn(static_cast<const Value*>(param.tensor));
+    }
+  }
 
   Dim3 grid, block, cluster;
 

@@ -83,10 +83,12 @@ class Canonicalizer {
       Walk(kernel_.body(), [&](Op& op) {
         op.ForEachUse([&](Value*& value) { ++uses_[value]; });
       });
+      kernel_.ForEachParamUse([&](Value*& value) { ++uses_[value]; });
       SweepRegion(kernel_.body());
       // A token may be used before its definition (`%t@1` in a loop), so
       // resolve every use once more after the sweep.
       Walk(kernel_.body(), [&](Op& op) { ResolveOperands(op); });
+      kernel_.ForEachParamUse([&](Value*& value) { value = Resolve(value); });
       RemoveOpsMadeDead();
       changed_any = changed_any || changed_;
       if (!changed_) break;
@@ -379,6 +381,8 @@ class Canonicalizer {
     absl::flat_hash_map<const Value*, int> uses;
     Walk(kernel_.body(),
          [&](Op& op) { op.ForEachUse([&](Value*& value) { ++uses[value]; }); });
+    // A tensor map keeps the workspace it maps.
+    kernel_.ForEachParamUse([&](Value*& value) { ++uses[value]; });
     std::vector<Op*> worklist;
     worklist.swap(maybe_dead_);
     while (!worklist.empty()) {

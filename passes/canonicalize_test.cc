@@ -214,6 +214,29 @@ kernel @k(%out: global f32[64]) block(32) {
   EXPECT_EQ(stats.Get("dead-loops"), 1);
 }
 
+// A workspace whose only op use sits in a removed loop is still named by a
+// tensor map parameter: erasing it left the map pointing at a freed value.
+TEST(CanonicalizeTest, KeepsAWorkspaceThatATensorMapMaps) {
+  PassStatistics stats;
+  std::string printed = Canonicalized(R"(
+kernel @k sizes(%M) (%y: global f32[%M, 64],
+                     %ws_map: tensormap f32[8, 64] of %ws) block(32) {
+  %c0 = const 0 : index
+  %c1 = const 1 : index
+  %ws = alloc.workspace : global f32[%M, 64]
+  for %j = %c1 to %c0 step %c1 {
+    %w = load %ws[%j, %c0] : f32
+    store %y[%j, %c0], %w
+  }
+}
+)",
+                                      &stats);
+  EXPECT_NE(printed.find("%ws = alloc.workspace"), std::string::npos)
+      << printed;
+  EXPECT_EQ(printed.find("for "), std::string::npos) << printed;
+  EXPECT_EQ(stats.Get("dead-loops"), 1);
+}
+
 TEST(CanonicalizeTest, ReportsEveryCounterEvenWhenZero) {
   PassStatistics stats;
   Canonicalized("kernel @k() block(32) {\n}\n", &stats);

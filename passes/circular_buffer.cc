@@ -1139,6 +1139,7 @@ class Rewriter {
     Walk(kernel_.body(), [&](const Op& op) {
       op.ForEachUse([&](const Value* value) { ++uses_[value]; });
     });
+    kernel_.ForEachParamUse([&](const Value* value) { ++uses_[value]; });
   }
 
   // Removes `op`, and then an `if` that it leaves empty.

@@ -116,9 +116,7 @@ absl::Status EliminateDeadCode(Kernel& kernel, const PassOptions& options,
     UseCounts uses(kernel);
     CountUses(kernel.body(), uses);
     // A tensor map over a workspace keeps the allocation.
-    for (const Param& param : kernel.params()) {
-      if (param.kind == Param::Kind::kTensorMap) uses.Add(param.tensor, 1);
-    }
+    kernel.ForEachParamUse([&](const Value* value) { uses.Add(value, 1); });
     changed = SweepRegion(kernel.body(), uses, context.stats);
     removed_any = removed_any || changed;
   }

@@ -953,6 +953,7 @@ class UniformPredicatesPass {
     Walk(kernel_.body(), [&](const Op& op) {
       op.ForEachUse([&](const Value* value) { ++uses[value]; });
     });
+    kernel_.ForEachParamUse([&](const Value* value) { ++uses[value]; });
     // The worklist may name a value twice (one guard of two rewritten ifs,
     // an op using a value twice): erased ops stay alive until the end, and
     // a second visit finds them detached.
