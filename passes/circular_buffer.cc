@@ -182,9 +182,12 @@ class ConstantPool {
     if (inserted_at != nullptr) *inserted_at = index;
     OpBuilder builder(body, index);
     builder.set_provenance(Provenance{kCircularBufferPassName, {}});
-    Value* constant = builder.Constant(
-        value, DType::kIndex,
-        absl::StrCat("c", value < 0 ? "m" : "", value < 0 ? -value : value));
+    // The magnitude in unsigned arithmetic: -INT64_MIN overflows.
+    const uint64_t magnitude = value < 0 ? 0 - static_cast<uint64_t>(value)
+                                         : static_cast<uint64_t>(value);
+    Value* constant =
+        builder.Constant(value, DType::kIndex,
+                         absl::StrCat("c", value < 0 ? "m" : "", magnitude));
     values_[value] = constant;
     return constant;
   }
