@@ -474,6 +474,24 @@ class Analyzer {
                  "and consumers, so it takes the kernel's only marked loop")
           .Note(other->loc(), "another marked loop");
     }
+    // The nest becomes the consumer role's, which the producer warpgroup
+    // does not run: a barrier of the whole block there would never
+    // complete (V45).
+    const Op* block_barrier = nullptr;
+    Walk(plan_.nest.front()->region(0), [&](const Op& op) {
+      if (FactsOf(op.kind()).sync == SyncKind::kBlockBarrier &&
+          block_barrier == nullptr) {
+        block_barrier = &op;
+      }
+    });
+    if (block_barrier != nullptr) {
+      return (Error(block_barrier->loc())
+              << "warp_specialized mode runs the marked loop's nest in the "
+                 "consumer warpgroups only, so a barrier of the whole block "
+                 "cannot be in it; use barrier.named, or leave the barriers "
+                 "to insert-syncs")
+          .Note(loop_.loc(), "the marked loop");
+    }
     return absl::OkStatus();
   }
 
