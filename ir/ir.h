@@ -347,18 +347,20 @@ class Op {
   }
   void CheckEnumValue(bool known, absl::string_view name) const;
 
+  // What a walk reads of every op (its kind, its place, its regions)
+  // first, in the op's first bytes: one cache line of each op it visits.
   OpKind kind_;
   int slot_ = -1;  // where parent_ keeps it (see Region)
   int serial_ = 0;
+  Region* parent_ = nullptr;
+  // Up to two (if, splitk) inline.
+  absl::InlinedVector<std::unique_ptr<Region>, 2> regions_;
   OperandList operands_;
   // The one result most ops have, and the others (rare) behind a pointer:
   // two words in every op.
   std::unique_ptr<Value> first_result_;
   std::unique_ptr<std::vector<std::unique_ptr<Value>>> more_results_;
   std::vector<std::pair<std::string, Attribute>> attrs_;
-  // Up to two (if, splitk) inline.
-  absl::InlinedVector<std::unique_ptr<Region>, 2> regions_;
-  Region* parent_ = nullptr;
   Location loc_;
   // Only inserted ops have one; the parsed majority pays a pointer.
   std::unique_ptr<Provenance> provenance_;

@@ -22,7 +22,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/conflicts.h"
 #include "analysis/ordering.h"
@@ -310,7 +309,7 @@ class FenceInserter {
           pairs.begin(), pairs.end(),
           [&](const UnfencedPair& p) { return SamePair(p, unfenced); });
       if (fenced) {
-        inserted_.insert(fence);
+        inserted_.Insert(fence);
         return pairs;
       }
       Remove(fence);
@@ -363,7 +362,7 @@ class FenceInserter {
   void Minimize() {
     for (Op* fence : InProgramOrder(kernel_, inserted_)) {
       if (ordering_->UnfencedPairs({fence}).empty()) {
-        inserted_.erase(fence);
+        inserted_.Erase(fence);
         Remove(fence);
       }
     }
@@ -407,7 +406,7 @@ class FenceInserter {
   SyncAnalysisOptions analyses_;
   // The dataflow kept across placements; told of every fence added or taken.
   std::unique_ptr<IncrementalOrdering> ordering_;
-  absl::flat_hash_set<Op*> inserted_;
+  OpSet inserted_;
 };
 
 }  // namespace

@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/conflicts.h"
 #include "analysis/ordering.h"
@@ -61,6 +60,37 @@ class RegionsWithRoles {
 
  private:
   absl::flat_hash_map<const Region*, bool> has_roles_;
+};
+
+// How many places each pair has been given a barrier at. Kept by the later
+// access's serial: the pass orders pairs front to back, so it reads the
+// entries it wrote last, where a hash map of pairs reads a random slot of
+// a table as large as the kernel.
+class PlacementAttempts {
+ public:
+  // The count for `pair`, valid until the next call.
+  int& Of(const UnorderedPair& pair) {
+    const size_t serial = static_cast<size_t>(pair.second->serial());
+    if (serial >= latest_.size()) {
+      latest_.resize(std::max(serial + 1, 2 * latest_.size()), -1);
+    }
+    for (int i = latest_[serial]; i >= 0; i = entries_[i].next) {
+      if (entries_[i].pair == pair) return entries_[i].attempts;
+    }
+    entries_.push_back(Entry{pair, 0, latest_[serial]});
+    latest_[serial] = static_cast<int>(entries_.size()) - 1;
+    return entries_.back().attempts;
+  }
+
+ private:
+  struct Entry {
+    UnorderedPair pair;
+    int attempts = 0;
+    int next = -1;  // the previous entry with the same later access
+  };
+  // By serial of the later access: its last entry, or -1.
+  std::vector<int> latest_;
+  std::vector<Entry> entries_;
 };
 
 // Whether a barrier before position `index` of `region` would sit between
@@ -254,7 +284,7 @@ class SyncInserter {
   absl::Status PlaceAll() {
     // The pairs tried so far; gone before the later phases, which keep the
     // most memory.
-    absl::flat_hash_map<UnorderedPair, int> attempts;
+    PlacementAttempts attempts;
     options_.stop_at_first_same_iteration = true;
     for (;;) {
       // Only as far as the earliest pair within one iteration, the one
@@ -282,7 +312,7 @@ class SyncInserter {
                          ", which no barrier orders; only an mbarrier the "
                          "program waits on could"));
       }
-      int& attempt = attempts[pair];
+      int& attempt = attempts.Of(pair);
       std::optional<Placement> placement;
       while (attempt < 2 && !placement) {
         placement = Place(pair, /*fallback=*/attempt == 1, roles_);
@@ -313,7 +343,7 @@ class SyncInserter {
           placed = true;
           break;
         }
-        inserted_.erase(*barrier);
+        inserted_.Erase(*barrier);
         Remove(*barrier);
       }
       if (placed) continue;
@@ -382,7 +412,7 @@ class SyncInserter {
       }
       return PairError(at, pair, why);
     }
-    inserted_.insert(barrier);
+    inserted_.Insert(barrier);
     return barrier;
   }
 
@@ -410,7 +440,7 @@ class SyncInserter {
       if (!barrier.ok()) return barrier.status();
       if (*barrier == nullptr) continue;
       if (!Unordered(pair)) return true;
-      inserted_.erase(*barrier);
+      inserted_.Erase(*barrier);
       Remove(*barrier);
     }
     return false;
@@ -432,7 +462,7 @@ class SyncInserter {
   void Minimize() {
     for (Op* barrier : InProgramOrder(kernel_, inserted_)) {
       if (ordering_->UnorderedPairs({barrier}).empty()) {
-        inserted_.erase(barrier);
+        inserted_.Erase(barrier);
         Remove(barrier);
       }
     }
@@ -457,7 +487,7 @@ class SyncInserter {
                          : then_region.op(then_region.size() - 1);
         Op& b = at_start ? else_region.op(0)
                          : else_region.op(else_region.size() - 1);
-        if (!inserted_.count(&a) || !inserted_.count(&b) ||
+        if (!inserted_.Contains(&a) || !inserted_.Contains(&b) ||
             a.kind() != b.kind() || a.attrs() != b.attrs()) {
           continue;
         }
@@ -469,11 +499,11 @@ class SyncInserter {
         Op* merged = builder.Create(a.kind(), {}, a.attrs());
         threads_.AddOp(*merged);
         ordering_->Changed(*merged);
-        inserted_.erase(&a);
-        inserted_.erase(&b);
+        inserted_.Erase(&a);
+        inserted_.Erase(&b);
         Remove(&a);
         Remove(&b);
-        inserted_.insert(merged);
+        inserted_.Insert(merged);
       }
     }
   }
@@ -523,7 +553,7 @@ class SyncInserter {
   SyncAnalysisOptions options_;
   // The dataflow kept across rounds; told of every barrier added or taken.
   std::unique_ptr<IncrementalOrdering> ordering_;
-  absl::flat_hash_set<Op*> inserted_;
+  OpSet inserted_;
 };
 
 }  // namespace

@@ -15,8 +15,33 @@ constexpr size_t kWalkWhenOneIn = 32;
 
 }  // namespace
 
-std::vector<Op*> InProgramOrder(Kernel& kernel,
-                                const absl::flat_hash_set<Op*>& ops) {
+bool OpSet::Insert(Op* op) {
+  const size_t serial = static_cast<size_t>(op->serial());
+  if (serial >= position_.size()) {
+    // Room for the ops made after it too: a pass inserting ops asks next
+    // about the next serials.
+    position_.resize(std::max(serial + 1, 2 * position_.size()), 0);
+  }
+  if (position_[serial] != 0) return false;
+  ops_.push_back(op);
+  position_[serial] = static_cast<int>(ops_.size());
+  return true;
+}
+
+bool OpSet::Erase(const Op* op) {
+  if (!Contains(op)) return false;
+  int& position = position_[op->serial()];
+  // The last member takes the erased one's place.
+  Op* last = ops_.back();
+  ops_[position - 1] = last;
+  position_[last->serial()] = position;
+  position = 0;
+  ops_.pop_back();
+  return true;
+}
+
+std::vector<Op*> InProgramOrder(Kernel& kernel, const OpSet& set) {
+  const std::vector<Op*>& ops = set.ops();
   std::vector<Op*> ordered;
   ordered.reserve(ops.size());
   // A pass that inserted an op per few ops asks this of a large share of
@@ -36,14 +61,10 @@ std::vector<Op*> InProgramOrder(Kernel& kernel,
       }
       return ordered;
     }
-    // Marked by serial, which the walk reads from the op it visits anyway,
-    // instead of a hash lookup per op of the kernel.
-    std::vector<bool> marked(kernel.op_serial_bound());
-    for (const Op* op : ops) {
-      if (op->serial() < kernel.op_serial_bound()) marked[op->serial()] = true;
-    }
+    // The set is kept by serial, which the walk reads from the op it
+    // visits anyway.
     Walk(kernel.body(), [&](Op& op) {
-      if (marked[op.serial()] && ops.contains(&op)) ordered.push_back(&op);
+      if (set.Contains(&op)) ordered.push_back(&op);
     });
     return ordered;
   }

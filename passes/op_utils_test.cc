@@ -3,7 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "passes/test_helpers.h"
@@ -62,10 +61,8 @@ TEST(InProgramOrderTest, FewOpsAndManyOpsBothComeInPreOrder) {
   for (const std::vector<Op*>& expected :
        {all, stores, top,
         std::vector<Op*>{stores[3], stores[17], stores[40]}}) {
-    const absl::flat_hash_set<Op*> given =
-        expected.size() == 3
-            ? absl::flat_hash_set<Op*>(few.begin(), few.end())
-            : absl::flat_hash_set<Op*>(expected.begin(), expected.end());
+    OpSet given;
+    for (Op* op : expected.size() == 3 ? few : expected) given.Insert(op);
     EXPECT_EQ(InProgramOrder(kernel, given), expected)
         << expected.size() << " ops";
   }
@@ -84,11 +81,40 @@ TEST(InProgramOrderTest, LeavesOutOpsNoLongerInTheKernel) {
   std::unique_ptr<Op> detached = region->Take(region->IndexOf(inner));
   stores.erase(stores.begin() + 5);
   const std::vector<Op*> all = WalkOrder(kernel, [](Op&) { return true; });
-  absl::flat_hash_set<Op*> many(all.begin(), all.end());
-  many.insert(detached.get());
+  OpSet many;
+  for (Op* op : all) many.Insert(op);
+  many.Insert(detached.get());
   EXPECT_EQ(InProgramOrder(kernel, many), all);
-  absl::flat_hash_set<Op*> few = {stores[0], detached.get()};
+  OpSet few = {stores[0], detached.get()};
   EXPECT_EQ(InProgramOrder(kernel, few), std::vector<Op*>{stores[0]});
+}
+
+// Membership follows every insertion and erasure, including an erasure
+// from the middle (the last member moves into the gap) and an op inserted
+// again after it was erased.
+TEST(OpSetTest, MembershipFollowsInsertionsAndErasures) {
+  std::unique_ptr<Module> module = ParseForTest(NestedKernel());
+  ASSERT_NE(module, nullptr);
+  Kernel& kernel = *module->kernels.front();
+  const std::vector<Op*> stores =
+      WalkOrder(kernel, [](Op& op) { return op.kind() == OpKind::kStore; });
+  OpSet set;
+  EXPECT_TRUE(set.empty());
+  for (int i : {7, 2, 30, 11}) EXPECT_TRUE(set.Insert(stores[i]));
+  EXPECT_FALSE(set.Insert(stores[2]));
+  EXPECT_EQ(set.size(), 4u);
+  EXPECT_TRUE(set.Erase(stores[2]));
+  EXPECT_FALSE(set.Erase(stores[2]));
+  EXPECT_FALSE(set.Erase(stores[3]));
+  for (int i = 0; i < static_cast<int>(stores.size()); ++i) {
+    EXPECT_EQ(set.Contains(stores[i]), i == 7 || i == 30 || i == 11) << i;
+  }
+  EXPECT_TRUE(set.Insert(stores[2]));
+  EXPECT_EQ(InProgramOrder(kernel, set),
+            (std::vector<Op*>{stores[2], stores[7], stores[11], stores[30]}));
+  for (Op* op : std::vector<Op*>(set.ops())) EXPECT_TRUE(set.Erase(op));
+  EXPECT_TRUE(set.empty());
+  EXPECT_FALSE(set.Contains(stores[7]));
 }
 
 }  // namespace

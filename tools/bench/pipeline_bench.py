@@ -424,7 +424,7 @@ def main():
     record("example", stem, None, os.path.join(examples, stem + ".kir"))
 
   with tempfile.TemporaryDirectory() as tmp:
-    for depth in (int(d) for d in args.depths.split(",")):
+    for depth in (int(d) for d in args.depths.split(",") if d):
       path = os.path.join(tmp, "nest%d.kir" % depth)
       with open(path, "w", encoding="utf-8") as f:
         f.write(nest_kernel(depth))
