@@ -17,9 +17,11 @@ Four families of kernels, each through `kir-opt --pipeline=default`:
 
 Each kernel runs --repeat times (median of CPU time, user + sys, of the
 child process; wall time beside it; the largest peak resident memory of
-the runs, and for the sizes that per op). The sizes run in rounds of one
-run each, so that a busy stretch of a shared machine slows every size
-alike. A run over --timeout seconds is
+the runs, and for the sizes that per op). The sizes run in --repeat
+rounds of one run each (up to five of a size whose run takes under a
+quarter second, whose time varies more between runs), so that a busy
+stretch of a shared machine slows every size alike. A run over --timeout
+seconds is
 reported as such and ends that family's larger sizes. The load average
 before and after the runs goes into the footnote, since other work on the
 machine slows the larger sizes most. Prints a table and writes everything
@@ -231,11 +233,19 @@ def measure(kir_opt, path, repeat, timeout):
   return summary(samples)
 
 
+# A size whose run takes less than this runs several times per round (up
+# to MAX_RUNS_PER_ROUND): a run of a few tens of milliseconds varies more
+# between runs on a shared machine than a long one, and its median over
+# five runs moved the growth to the next size by a tenth or more.
+SHORT_RUN_S = 0.25
+MAX_RUNS_PER_ROUND = 5
+
+
 def measure_alternating(kir_opt, paths, repeat, timeout):
-  """Times `paths` in rounds, each running every path once, so that a
-  slower stretch of a shared machine falls on every size alike and the
-  growth between sizes is not the load's. A path that times out is
-  dropped, with every larger one after it."""
+  """Times `paths` in rounds, each running every path once (a short one
+  several times), so that a slower stretch of a shared machine falls on
+  every size alike and the growth between sizes is not the load's. A path
+  that times out is dropped, with every larger one after it."""
   samples = [[] for _ in paths]
   timed_out = [False] * len(paths)
   for _ in range(repeat):
@@ -244,11 +254,18 @@ def measure_alternating(kir_opt, paths, repeat, timeout):
         break
       if len(samples[i]) >= 2 and samples[i][-1][1] > timeout / 4:
         continue  # slow: two runs are enough
-      sample = time_once(kir_opt, path, timeout)
-      if sample is None:
-        timed_out[i] = True
+      runs = 1
+      if samples[i]:
+        runs = max(1, min(MAX_RUNS_PER_ROUND,
+                          int(SHORT_RUN_S / max(samples[i][0][0], 1e-3))))
+      for _ in range(runs):
+        sample = time_once(kir_opt, path, timeout)
+        if sample is None:
+          timed_out[i] = True
+          break
+        samples[i].append(sample)
+      if timed_out[i]:
         break
-      samples[i].append(sample)
   return [{"timed_out": True, "timeout_s": timeout}
           if timed_out[i] or not samples[i] else summary(samples[i])
           for i in range(len(paths))]
@@ -339,8 +356,9 @@ def table(data):
   load = data.get("load_average")
   rows.append(
       "kir-opt %s, `--pipeline=default`, median CPU time (user + sys) of %d "
-      "runs (2 when a run takes over a quarter of the %d s timeout; the "
-      "sizes alternate, one run of each per round), %s, %s%s. "
+      "rounds of runs (2 when a run takes over a quarter of the %d s "
+      "timeout; the sizes alternate, one run of each per round, up to five "
+      "of a size whose first run took under a quarter second), %s, %s%s. "
       "Growth: against the row above (depth + 1, or the ratio of the sizes). "
       "User and sys: the medians of the two parts of the CPU time (sys is "
       "mostly page faults, which on a virtual machine vary between runs "
