@@ -507,6 +507,31 @@ void Walk(const Region& region, Fn&& fn) {
   }
 }
 
+// The first op of `region` and its nested regions, in Walk's order, for
+// which `pred(op)` holds, or null. Stops there.
+template <typename Pred>
+Op* FindFirst(Region& region, Pred&& pred) {
+  for (int i = 0; i < region.size(); ++i) {
+    Op& op = region.op(i);
+    if (pred(op)) return &op;
+    for (int r = 0; r < op.num_regions(); ++r) {
+      if (Op* found = FindFirst(op.region(r), pred)) return found;
+    }
+  }
+  return nullptr;
+}
+template <typename Pred>
+const Op* FindFirst(const Region& region, Pred&& pred) {
+  for (int i = 0; i < region.size(); ++i) {
+    const Op& op = region.op(i);
+    if (pred(op)) return &op;
+    for (int r = 0; r < op.num_regions(); ++r) {
+      if (const Op* found = FindFirst(op.region(r), pred)) return found;
+    }
+  }
+  return nullptr;
+}
+
 // ---------------------------------------------------------------------------
 // Kernels and modules.
 

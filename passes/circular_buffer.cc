@@ -454,9 +454,8 @@ class Analyzer {
              << *threads << " threads (at most "
              << kMaxBlockThreads - kWarpgroupThreads << ")";
     }
-    const Op* role = nullptr;
-    Walk(kernel_.body(), [&](const Op& op) {
-      if (op.kind() == OpKind::kRole && role == nullptr) role = &op;
+    const Op* role = FindFirst(kernel_.body(), [](const Op& op) {
+      return op.kind() == OpKind::kRole;
     });
     if (role != nullptr) {
       return (Error(loop_.loc())
@@ -464,9 +463,8 @@ class Analyzer {
                  "already has one")
           .Note(role->loc(), "the role");
     }
-    const Op* other = nullptr;
-    Walk(kernel_.body(), [&](const Op& op) {
-      if (&op != &loop_ && IsMarked(op) && other == nullptr) other = &op;
+    const Op* other = FindFirst(kernel_.body(), [&](const Op& op) {
+      return &op != &loop_ && IsMarked(op);
     });
     if (other != nullptr) {
       return (Error(loop_.loc())
@@ -477,13 +475,10 @@ class Analyzer {
     // The nest becomes the consumer role's, which the producer warpgroup
     // does not run: a barrier of the whole block there would never
     // complete (V45).
-    const Op* block_barrier = nullptr;
-    Walk(plan_.nest.front()->region(0), [&](const Op& op) {
-      if (FactsOf(op.kind()).sync == SyncKind::kBlockBarrier &&
-          block_barrier == nullptr) {
-        block_barrier = &op;
-      }
-    });
+    const Op* block_barrier =
+        FindFirst(plan_.nest.front()->region(0), [](const Op& op) {
+          return FactsOf(op.kind()).sync == SyncKind::kBlockBarrier;
+        });
     if (block_barrier != nullptr) {
       return (Error(block_barrier->loc())
               << "warp_specialized mode runs the marked loop's nest in the "
@@ -624,13 +619,10 @@ class Analyzer {
     }
     plan_.cluster_ctas = static_cast<int>(*ctas);
     const Region& body = kernel_.body();
-    const Op* early_return = nullptr;
-    Walk(body, [&](const Op& op) {
-      if (op.kind() == OpKind::kReturn && early_return == nullptr &&
-          !(op.parent_region() == &body &&
-            body.IndexOf(&op) + 1 == body.size())) {
-        early_return = &op;
-      }
+    const Op* early_return = FindFirst(body, [&](const Op& op) {
+      return op.kind() == OpKind::kReturn &&
+             !(op.parent_region() == &body &&
+               body.IndexOf(&op) + 1 == body.size());
     });
     if (early_return != nullptr) {
       return (Error(early_return->loc())
@@ -1343,12 +1335,13 @@ class Rewriter {
       }
     };
     for (Op* position : positions) {
-      bool used = false;
-      Walk(consumer, [&](const Op& op) {
-        op.ForEachUse([&](const Value* v) {
-          if (v == position->result()) used = true;
-        });
-      });
+      const bool used = FindFirst(consumer, [&](const Op& op) {
+                          bool uses = false;
+                          op.ForEachUse([&](const Value* v) {
+                            uses = uses || v == position->result();
+                          });
+                          return uses;
+                        }) != nullptr;
       if (used) shift(head, *position);
     }
     std::vector<Op*> nested_positions;
@@ -2327,17 +2320,13 @@ absl::Status CircularBuffer(Kernel& kernel, const PassOptions& options,
   if (!overrides.ok()) return overrides.status();
   // A cluster_shared load is a promise the pass relies on only in a marked
   // loop; elsewhere it would silently load the box in every CTA.
-  const Op* stray = nullptr;
-  Walk(kernel.body(), [&](const Op& op) {
-    if (stray != nullptr || op.kind() != OpKind::kTmaLoad ||
-        !op.cluster_shared()) {
-      return;
-    }
+  const Op* stray = FindFirst(kernel.body(), [](const Op& op) {
+    if (op.kind() != OpKind::kTmaLoad || !op.cluster_shared()) return false;
     for (const Op* parent = op.parent_op(); parent != nullptr;
          parent = parent->parent_op()) {
-      if (IsMarked(*parent)) return;
+      if (IsMarked(*parent)) return false;
     }
-    stray = &op;
+    return true;
   });
   if (stray != nullptr) {
     return Error(stray->loc())

@@ -362,17 +362,16 @@ class Checker {
   // A thread that returns never takes its turn, and the next split waits
   // for it forever.
   absl::Status CheckReturns() {
-    absl::Status status = absl::OkStatus();
-    Walk(kernel_.body(), [&](const Op& op) {
-      if (!status.ok() || op.kind() != OpKind::kReturn) return;
+    const Op* early = FindFirst(kernel_.body(), [&](const Op& op) {
+      if (op.kind() != OpKind::kReturn) return false;
       const bool before = !op.IsOrIsInside(splitk_) && !IsAfter(op);
-      if (!before && !InBody(op)) return;
-      status = (Error(op.loc())
-                << "a thread that returns here never takes its turn in the "
-                   "splitk, and the splits after it would wait forever")
-                   .Note(splitk_.loc(), "the splitk");
+      return before || InBody(op);
     });
-    return status;
+    if (early == nullptr) return absl::OkStatus();
+    return (Error(early->loc())
+            << "a thread that returns here never takes its turn in the "
+               "splitk, and the splits after it would wait forever")
+        .Note(splitk_.loc(), "the splitk");
   }
 
   bool InBody(const Op& op) const {

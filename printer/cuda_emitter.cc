@@ -1900,10 +1900,9 @@ absl::StatusOr<CudaKernelAbi> GetCudaKernelAbi(const Kernel& kernel) {
     abi.shared.push_back(allocation);
   }
   abi.dynamic_smem_bytes = shared->total;
-  bool setmaxnreg = false;
-  Walk(kernel.body(), [&](const Op& op) {
-    if (op.kind() == OpKind::kSetMaxNReg) setmaxnreg = true;
-  });
+  const bool setmaxnreg = FindFirst(kernel.body(), [](const Op& op) {
+                            return op.kind() == OpKind::kSetMaxNReg;
+                          }) != nullptr;
   abi.launch_bound_threads = kernel.block.StaticVolume();
   abi.min_blocks_one = setmaxnreg && abi.launch_bound_threads.has_value();
   for (int i = 0; i < 3; ++i) {
