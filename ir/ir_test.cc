@@ -175,6 +175,38 @@ TEST_F(OpQueriesTest, DefinesInsideCountsResultsAndRegionArguments) {
 // through a random mix of insertions, removals and EraseIf at every place.
 // IsBefore is the order a walk visits ops in: an op before what it holds,
 // a then-region before its else-region; never across kernels.
+// FindFirst returns the first match in Walk's order, parents before their
+// children and before the ops after them, asks about no op after it, and
+// returns null when nothing matches.
+TEST_F(OpQueriesTest, FindFirstStopsAtTheFirstMatchInWalkOrder) {
+  std::vector<const Op*> walked;
+  Walk(kernel_->body(), [&](const Op& op) { walked.push_back(&op); });
+  for (size_t target = 0; target < walked.size(); ++target) {
+    size_t asked = 0;
+    const Op* found = FindFirst(static_cast<const Region&>(kernel_->body()),
+                                [&](const Op& op) {
+                                  ++asked;
+                                  return &op == walked[target];
+                                });
+    EXPECT_EQ(found, walked[target]) << target;
+    EXPECT_EQ(asked, target + 1) << target;
+  }
+  // Of two matches deep in the nest (under both loops and the `if`), the
+  // earlier.
+  EXPECT_EQ(FindFirst(kernel_->body(),
+                      [](Op& op) {
+                        return op.kind() == OpKind::kStore ||
+                               op.kind() == OpKind::kAdd;
+                      }),
+            defs_.at("k"));
+  EXPECT_EQ(FindFirst(loops_[0]->region(0),
+                      [](const Op& op) { return op.kind() == OpKind::kFor; }),
+            loops_[1]);
+  EXPECT_EQ(FindFirst(kernel_->body(),
+                      [](const Op& op) { return op.kind() == OpKind::kLoad; }),
+            nullptr);
+}
+
 TEST(OpOrderTest, IsBeforeIsTheOrderOfAWalk) {
   absl::StatusOr<std::unique_ptr<Module>> module = ParseModuleString(R"(
 kernel @k(%x: global f32[64]) block(32) {
