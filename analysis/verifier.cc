@@ -1975,10 +1975,15 @@ void Verifier::CheckBarrierReduction(const Op& op) {
   }
 }
 
+// The operand slot of the CTA rank of mbarrier.arrive_remote and
+// store.remote.
+int RemoteRankSlot(const Op& op) {
+  return op.kind() == OpKind::kStoreRemote ? 3 : 1;
+}
+
 // V53's rank rules, for mbarrier.arrive_remote and store.remote.
 void Verifier::CheckRemoteRank(const Op& op) {
-  const int rank_slot = op.kind() == OpKind::kStoreRemote ? 3 : 1;
-  const Type& rank = op.operand_value(rank_slot)->type();
+  const Type& rank = op.operand_value(RemoteRankSlot(op))->type();
   if (!rank.is_index() && !rank.is_integer_scalar()) {
     Fail(op, kRemoteArrive)
         << op.mnemonic() << " CTA rank must be index or an integer scalar, got "
@@ -1992,12 +1997,11 @@ void Verifier::CheckRemoteRank(const Op& op) {
         << ctas;
     return;
   }
-  const std::optional<int64_t> constant =
-      IntegerConstant(op.operand_value(rank_slot));
-  if (constant && (*constant < 0 || *constant >= ctas)) {
+  if (const std::optional<RankOutsideCluster> outside =
+          RemoteRankOutsideCluster(kernel_, op)) {
     Fail(op, kRemoteArrive)
-        << op.mnemonic() << " CTA rank " << *constant << " is not in a " << ctas
-        << "-CTA cluster (0.." << ctas - 1 << ")";
+        << op.mnemonic() << " CTA rank " << outside->rank << " is not in a "
+        << ctas << "-CTA cluster (0.." << ctas - 1 << ")";
   }
 }
 
@@ -2540,6 +2544,21 @@ absl::Status Verify(const Module& module) {
     statuses.push_back(Verify(*kernel));
   }
   return JoinStatuses(statuses);
+}
+
+std::optional<RankOutsideCluster> RemoteRankOutsideCluster(const Kernel& kernel,
+                                                           const Op& op) {
+  if (op.kind() != OpKind::kMbarrierArriveRemote &&
+      op.kind() != OpKind::kStoreRemote) {
+    return std::nullopt;
+  }
+  const int64_t ctas = BoundedVolume(kernel.cluster, 1024).value_or(1);
+  // A cluster of one CTA or of more than 16 is reported by other rules.
+  if (ctas <= 1 || ctas > 16) return std::nullopt;
+  const std::optional<int64_t> rank =
+      IntegerConstant(op.operand_value(RemoteRankSlot(op)));
+  if (!rank || (*rank >= 0 && *rank < ctas)) return std::nullopt;
+  return RankOutsideCluster{*rank, ctas};
 }
 
 }  // namespace kir

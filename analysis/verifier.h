@@ -177,6 +177,9 @@
 #ifndef KIR_ANALYSIS_VERIFIER_H_
 #define KIR_ANALYSIS_VERIFIER_H_
 
+#include <cstdint>
+#include <optional>
+
 #include "absl/status/status.h"
 #include "analysis/analysis_manager.h"
 #include "ir/ir.h"
@@ -189,6 +192,17 @@ absl::Status Verify(const Kernel& kernel);
 absl::Status Verify(const Module& module);
 // The same, taking the thread analysis from (and leaving it in) `analyses`.
 absl::Status Verify(const Kernel& kernel, AnalysisManager& analyses);
+
+// V53's rank rule, for a pass that may make a rank constant: when `op` (an
+// mbarrier.arrive_remote or a store.remote) has a constant CTA rank that
+// names no CTA of the kernel's cluster of 2 to 16 CTAs, the rank and the
+// cluster's size; otherwise nullopt.
+struct RankOutsideCluster {
+  int64_t rank = 0;
+  int64_t ctas = 0;
+};
+std::optional<RankOutsideCluster> RemoteRankOutsideCluster(const Kernel& kernel,
+                                                           const Op& op);
 
 }  // namespace kir
 

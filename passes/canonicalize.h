@@ -22,6 +22,10 @@
 //   to or from floats or to i1, remove ops that were unused on input (that
 //   is dce), move ops between regions other than an inlined `if` or a fused
 //   wgmma select, or unroll loops with one trip.
+// Errors (located, with a note at the rank's computation): a remote access
+//   (mbarrier.arrive_remote, store.remote) whose CTA rank folds to a
+//   constant that names no CTA of the kernel's cluster. The verifier rejects
+//   such a constant (V53); folding only shows what the input computed.
 // Preserves: every analysis when it changes nothing; else none.
 //
 // The integer semantics the folds follow (truncating division as in C,
