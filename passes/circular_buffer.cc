@@ -1735,6 +1735,21 @@ class Rewriter {
   // The producer's own nest: the loops of the consumers' nest with only what
   // the loads need (producer-loop=nested), or one loop over the flattened
   // iterations (producer-loop=merged), in one issuing thread.
+  // Whether the loads' address computations read a thread or warp id
+  // shifted into the consumer role.
+  bool SliceUsesShiftedIds() const {
+    bool uses = false;
+    auto check = [&](const Op* op) {
+      op->ForEachUse([&](const Value* value) {
+        uses = uses || (value->kind() == Value::Kind::kResult &&
+                        shift_ops_.count(value->defining_op()) != 0);
+      });
+    };
+    for (const Op* op : plan_.top_slice) check(op);
+    for (const Op* op : slice_order_) check(op);
+    return uses;
+  }
+
   void BuildProducer() {
     Region& region = producer_role_->region(0);
     OpBuilder builder = Builder(region, 0);
@@ -1762,7 +1777,16 @@ class Rewriter {
     for (const Op* op : cluster_ops) {
       if (op != final_wait) builder.Create(op->kind(), {}, op->attrs());
     }
+    // A load's indices are the same in every consumer thread (CollectSlices
+    // refuses others), but may still be computed from a thread or warp id:
+    // the producer computes them as consumer thread 0 would, from ids of 0,
+    // not from the consumers' shifted ids, which it does not see.
     std::map<const Value*, Value*> map;
+    if (SliceUsesShiftedIds()) {
+      for (const auto& [shift, per_group] : shift_ops_) {
+        map[shift->result()] = constants_.Get(0);
+      }
+    }
     for (const Op* op : plan_.top_slice) {
       CloneComputation(builder, *op, map, "p_");
     }
