@@ -2407,7 +2407,11 @@ void Verifier::CheckCommitThreads(const ThreadAnalysis& analysis,
   if (!committing.known()) return;
   for (const Op* issuer : issuers) {
     const ThreadSet& issuing = analysis.ExecutingThreads(*issuer);
-    if (!issuing.known() || issuing == committing) continue;
+    // An op that runs in no thread (under a condition that is never true)
+    // issues nothing to commit.
+    if (!issuing.known() || issuing == committing || issuing.Count() == 0) {
+      continue;
+    }
     (Fail(commit, kCommitThreads)
      << commit.mnemonic() << " runs in " << DescribeThreads(committing)
      << " but the " << issuer->mnemonic() << " it commits runs in "
@@ -2421,12 +2425,17 @@ void Verifier::CheckCommitThreads(const ThreadAnalysis& analysis,
 void Verifier::CheckWaitThreads(const ThreadAnalysis& analysis,
                                 const Op& wait) {
   const ThreadSet& waiting = analysis.ExecutingThreads(wait);
-  if (!waiting.known()) return;
+  // A wait that runs in no thread waits for nothing.
+  if (!waiting.known() || waiting.Count() == 0) return;
   for (int i = 0; i < wait.num_operands(); ++i) {
     const Op* commit = wait.operand_value(i)->defining_op();
     if (commit == nullptr) continue;
     const ThreadSet& committing = analysis.ExecutingThreads(*commit);
-    if (!committing.known() || committing == waiting) continue;
+    // Nor does one wait for a commit that runs in no thread.
+    if (!committing.known() || committing == waiting ||
+        committing.Count() == 0) {
+      continue;
+    }
     (Fail(wait, kWaitThreads)
      << wait.mnemonic() << " runs in " << DescribeThreads(waiting) << " but "
      << Name(wait.operand_value(i)) << " was committed by "

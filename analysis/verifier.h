@@ -105,9 +105,10 @@
 // Async groups (checked once every other rule holds)
 //   V31 A commit runs in exactly the threads that issued the ops of its
 //       group (the ops of its completion kind since the previous commit of
-//       that kind, in program order).
+//       that kind, in program order; an op that runs in no thread issues
+//       nothing).
 //   V32 A wait runs in exactly the threads that ran the commits of its
-//       tokens. (Groups belong to threads: a thread that issued and does not
+//       tokens (a wait or a commit that runs in no thread is exempt). (Groups belong to threads: a thread that issued and does not
 //       commit or wait leaves its copies unobserved, and one that commits
 //       without issuing makes empty groups that shift its wait counts.)
 // Who executes what (checked once every other rule holds)

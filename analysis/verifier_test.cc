@@ -174,6 +174,47 @@ kernel @copy(%in: global f32[1024], %out: global f32[1024]) block(128) {
   EXPECT_TRUE(status.ok()) << status.message();
 }
 
+// An op under a condition that is never true runs in no thread: a copy
+// there issues nothing for the commit after it to match (V31), and a commit
+// there commits nothing for a wait to match (V32). circular-buffer commits
+// a warp-specialized loop's wgmma groups so (the pass fuzzer found a
+// zero-init wgmma under `cmp eq %c6, %c0`, which V31 then rejected).
+TEST(VerifierTest, GroupOpsThatRunInNoThreadNeedNoMatch) {
+  for (const char* text : {R"(
+kernel @copy_that_never_runs(%g: global f32[128]) block(128) {
+  %c0 = const 0 : index
+  %c6 = const 6 : index
+  %tid = thread.id x : index
+  %s = alloc.shared : shared f32[128]
+  %never = cmp eq %c6, %c0 : i1
+  if %never {
+    cp.async %s[%tid], %g[%tid] {bytes = 4}
+  } else {
+    cp.async %s[%tid], %g[%tid] {bytes = 8}
+  }
+  %t = cp.async.commit : token<cp_async>
+  cp.async.wait %t
+}
+)",
+                           R"(
+kernel @commit_that_never_runs(%g: global f32[128]) block(128) {
+  %c0 = const 0 : index
+  %c6 = const 6 : index
+  %tid = thread.id x : index
+  %s = alloc.shared : shared f32[128]
+  %never = cmp eq %c6, %c0 : i1
+  if %never {
+    cp.async %s[%tid], %g[%tid] {bytes = 4}
+    %t = cp.async.commit : token<cp_async>
+  }
+  cp.async.wait %t
+}
+)"}) {
+    absl::Status status = ParseAndVerify(text);
+    EXPECT_TRUE(status.ok()) << status.message();
+  }
+}
+
 // Thread sets are unknown when the block shape is symbolic: the rules that
 // compare them have nothing to compare, and report nothing.
 TEST(VerifierTest, SymbolicBlockShapeVerifies) {
