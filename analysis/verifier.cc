@@ -97,7 +97,6 @@ static_assert(kPredicatedIf == 55, "keep the rule ids in step with verifier.h");
 
 constexpr int64_t kSharedMemoryLimit = 232448;  // 227 KiB per block
 constexpr int64_t kRegisterFileSize = 65536;    // 32-bit registers per SM
-constexpr int64_t kMbarrierCountLimit = (int64_t{1} << 20) - 1;
 
 std::string Name(const Value* value) {
   return absl::StrCat("%", value->name());

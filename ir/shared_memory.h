@@ -16,6 +16,10 @@ namespace kir {
 // What a block can use (227 KiB), as V23.
 inline constexpr int64_t kMaxSharedBytes = 232448;
 
+// The most an mbarrier counts: arrivals (init) and transaction bytes
+// (arrive_tx), as V29.
+inline constexpr int64_t kMbarrierCountLimit = (int64_t{1} << 20) - 1;
+
 // The base alignment of `alloc` (an alloc.shared) in bytes: its `align`,
 // at least its element size, and 8 lines of the swizzle span when swizzled
 // (TMA and wgmma apply the pattern to address bits).

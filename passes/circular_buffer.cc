@@ -542,6 +542,17 @@ class Analyzer {
       } else {
         load.bytes = op.bytes();
       }
+      // One iteration's loads complete on one stage's mbarrier, which
+      // counts at most 2^20 - 1 bytes (V29 on the arrive_tx the pass
+      // writes). Checked per load, so the sum cannot overflow.
+      if (load.bytes > kMbarrierCountLimit - plan_.bytes) {
+        return Error(op.loc())
+               << "the loads of an iteration bring more than "
+               << kMbarrierCountLimit
+               << " bytes, the most one stage's mbarrier can expect (this "
+                  "load: "
+               << load.bytes << ")";
+      }
       plan_.bytes += load.bytes;
       if (plan_.staged_set.insert(buffer).second) {
         plan_.staged.push_back(buffer);

@@ -96,7 +96,9 @@
 // Errors (located): a marked loop with no TMA or bulk load; a load whose
 //   address or guard depends on a value that is not such a pure
 //   computation (data loaded in the iteration, an inner loop's index); a
-//   load that does not run in every iteration; staged buffers that do not
+//   load that does not run in every iteration; loads of an iteration that
+//   bring more than 2^20 - 1 bytes (one stage's mbarrier counts them,
+//   V29); staged buffers that do not
 //   fit in shared memory (laid out as plan-shared-memory will, sharing the
 //   bytes of buffers dead while the loop runs: EstimateSharedMemory in
 //   ir/shared_memory_plan.h), or whose stage is not a multiple of their
