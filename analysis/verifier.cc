@@ -1974,12 +1974,6 @@ void Verifier::CheckBarrierReduction(const Op& op) {
   }
 }
 
-// The operand slot of the CTA rank of mbarrier.arrive_remote and
-// store.remote.
-int RemoteRankSlot(const Op& op) {
-  return op.kind() == OpKind::kStoreRemote ? 3 : 1;
-}
-
 // V53's rank rules, for mbarrier.arrive_remote and store.remote.
 void Verifier::CheckRemoteRank(const Op& op) {
   const Type& rank = op.operand_value(RemoteRankSlot(op))->type();
@@ -2000,7 +1994,7 @@ void Verifier::CheckRemoteRank(const Op& op) {
           RemoteRankOutsideCluster(kernel_, op)) {
     Fail(op, kRemoteArrive)
         << op.mnemonic() << " CTA rank " << outside->rank << " is not in a "
-        << ctas << "-CTA cluster (0.." << ctas - 1 << ")";
+        << outside->ctas << "-CTA cluster (0.." << outside->ctas - 1 << ")";
   }
 }
 
@@ -2554,12 +2548,20 @@ absl::Status Verify(const Module& module) {
   return JoinStatuses(statuses);
 }
 
+int RemoteRankSlot(const Op& op) {
+  switch (op.kind()) {
+    case OpKind::kMbarrierArriveRemote:
+      return 1;
+    case OpKind::kStoreRemote:
+      return 3;
+    default:
+      return -1;
+  }
+}
+
 std::optional<RankOutsideCluster> RemoteRankOutsideCluster(const Kernel& kernel,
                                                            const Op& op) {
-  if (op.kind() != OpKind::kMbarrierArriveRemote &&
-      op.kind() != OpKind::kStoreRemote) {
-    return std::nullopt;
-  }
+  if (RemoteRankSlot(op) < 0) return std::nullopt;
   const int64_t ctas = BoundedVolume(kernel.cluster, 1024).value_or(1);
   // A cluster of one CTA or of more than 16 is reported by other rules.
   if (ctas <= 1 || ctas > 16) return std::nullopt;

@@ -108,9 +108,10 @@
 //       that kind, in program order; an op that runs in no thread issues
 //       nothing).
 //   V32 A wait runs in exactly the threads that ran the commits of its
-//       tokens (a wait or a commit that runs in no thread is exempt). (Groups belong to threads: a thread that issued and does not
-//       commit or wait leaves its copies unobserved, and one that commits
-//       without issuing makes empty groups that shift its wait counts.)
+//       tokens (a wait or a commit that runs in no thread is exempt). (Groups
+//       belong to threads: a thread that issued and does not commit or wait
+//       leaves its copies unobserved, and one that commits without issuing
+//       makes empty groups that shift its wait counts.)
 // Who executes what (checked once every other rule holds)
 //   V33 Warp-collective (`.aligned`) ops run under warp-uniform conditions.
 //   V34 Warpgroup-collective ops run under warpgroup-uniform conditions, in
@@ -193,6 +194,10 @@ absl::Status Verify(const Kernel& kernel);
 absl::Status Verify(const Module& module);
 // The same, taking the thread analysis from (and leaving it in) `analyses`.
 absl::Status Verify(const Kernel& kernel, AnalysisManager& analyses);
+
+// The operand slot of the CTA rank of an mbarrier.arrive_remote (1) or a
+// store.remote (3); -1 for other ops.
+int RemoteRankSlot(const Op& op);
 
 // V53's rank rule, for a pass that may make a rank constant: when `op` (an
 // mbarrier.arrive_remote or a store.remote) has a constant CTA rank that

@@ -418,12 +418,9 @@ class Canonicalizer {
   // A remote access whose CTA rank is not a constant yet: where the rank
   // comes from, by the access's serial.
   void NoteRemoteRank(const Op& op) {
-    if (op.kind() != OpKind::kMbarrierArriveRemote &&
-        op.kind() != OpKind::kStoreRemote) {
-      return;
-    }
-    const Value* rank =
-        op.operand_value(op.kind() == OpKind::kStoreRemote ? 3 : 1);
+    const int slot = RemoteRankSlot(op);
+    if (slot < 0) return;
+    const Value* rank = op.operand_value(slot);
     if (IntConstant(rank)) return;
     rank_sources_.emplace(op.serial(), rank->kind() == Value::Kind::kResult
                                            ? rank->defining_op()->loc()

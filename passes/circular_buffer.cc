@@ -1743,9 +1743,6 @@ class Rewriter {
 
   // ---- warp_specialized: producer -----------------------------------------
 
-  // The producer's own nest: the loops of the consumers' nest with only what
-  // the loads need (producer-loop=nested), or one loop over the flattened
-  // iterations (producer-loop=merged), in one issuing thread.
   // Whether the loads' address computations read a thread or warp id
   // shifted into the consumer role.
   bool SliceUsesShiftedIds() const {
@@ -1761,6 +1758,9 @@ class Rewriter {
     return uses;
   }
 
+  // The producer's own nest: the loops of the consumers' nest with only what
+  // the loads need (producer-loop=nested), or one loop over the flattened
+  // iterations (producer-loop=merged), in one issuing thread.
   void BuildProducer() {
     Region& region = producer_role_->region(0);
     OpBuilder builder = Builder(region, 0);
