@@ -492,24 +492,23 @@ absl::Status Verifier::Run() {
   CheckLaunch();
 
   // Ops with the wrong shape are reported once and skipped by later rules,
-  // which read their operands and attributes. (Diagnostics are sorted by
-  // op, so checking each op's shape and uses together reports the same.)
+  // which read their operands and attributes. Diagnostics are sorted by op
+  // (stably), and an op's own rules report at the op and read only it and
+  // its ancestors, so checking each op's shape, uses and rules together, in
+  // that order, reports what checking all shapes first would.
   for (const Op* op : ops_) {
-    if (!CheckShape(*op)) malformed_.insert(op);
+    const bool well_formed = CheckShape(*op);
+    if (!well_formed) malformed_.insert(op);
     CheckUses(*op);
+    if (well_formed) CheckOp(*op);
   }
 
   if (malformed_.empty()) {
-    for (const Op* op : ops_) CheckOp(*op);
     CheckSharedBudget();
     CheckRoles();
     CheckSetMaxNReg();
     CheckNamedBarriers();
     if (diagnostics_.empty()) CheckWithThreadAnalysis();
-  } else {
-    for (const Op* op : ops_) {
-      if (!malformed_.contains(op)) CheckOp(*op);
-    }
   }
 
   std::stable_sort(

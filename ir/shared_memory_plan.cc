@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/check.h"
 #include "ir/effects.h"
 
 namespace kir {
@@ -353,9 +354,12 @@ std::string SharedLifetimes::Describe(const Op* alloc) const {
 // ---------------------------------------------------------------------------
 // Layout.
 
-SharedLayoutPlan PlanSharedLayout(const Kernel& kernel,
-                                  const SharedLifetimes& lifetimes,
-                                  const SharedMemoryRequest& request) {
+namespace {
+
+// `lifetimes` is read only with reuse, and may be null without.
+SharedLayoutPlan PlanLayout(const Kernel& kernel,
+                            const SharedLifetimes* lifetimes,
+                            const SharedMemoryRequest& request) {
   std::vector<SharedPlacement> items;
   auto add = [&]() {
     for (const auto& [bytes, align] : request.added) {
@@ -404,7 +408,7 @@ SharedLayoutPlan PlanSharedLayout(const Kernel& kernel,
         request.kept_apart.count({b.alloc, a.alloc}) != 0) {
       return false;
     }
-    return lifetimes.Disjoint(a.alloc, b.alloc);
+    return lifetimes->Disjoint(a.alloc, b.alloc);
   };
   auto overlap = [](const SharedPlacement& a, const SharedPlacement& b) {
     return a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
@@ -466,6 +470,21 @@ SharedLayoutPlan PlanSharedLayout(const Kernel& kernel,
   plan.total = total;
   plan.aliased = std::move(aliased);
   return plan;
+}
+
+}  // namespace
+
+SharedLayoutPlan PlanSharedLayout(const Kernel& kernel,
+                                  const SharedLifetimes& lifetimes,
+                                  const SharedMemoryRequest& request) {
+  return PlanLayout(kernel, &lifetimes, request);
+}
+
+SharedLayoutPlan PlanSharedLayoutWithoutReuse(
+    const Kernel& kernel, const SharedMemoryRequest& request) {
+  KIR_CHECK(request.reuse == SharedReuse::kNever)
+      << "a layout with reuse needs the lifetimes";
+  return PlanLayout(kernel, nullptr, request);
 }
 
 SharedMemoryEstimate EstimateSharedMemory(const Kernel& kernel,

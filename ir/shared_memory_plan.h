@@ -184,6 +184,11 @@ SharedLayoutPlan PlanSharedLayout(const Kernel& kernel,
                                   const SharedLifetimes& lifetimes,
                                   const SharedMemoryRequest& request);
 
+// The same for a request with `reuse` kNever, which reads no lifetime: a
+// caller that knows no allocations can share bytes need not compute them.
+SharedLayoutPlan PlanSharedLayoutWithoutReuse(
+    const Kernel& kernel, const SharedMemoryRequest& request);
+
 struct SharedMemoryEstimate {
   int64_t bytes = 0;  // with the requested reuse
   int64_t bytes_without_reuse = 0;

@@ -375,6 +375,18 @@ kernel @k(%out: global f32[128]) block(128) {
   request.reuse = SharedReuse::kNever;
   EXPECT_EQ(PlanSharedLayout(kernel, lifetimes, request).total,
             1024 + 8192 + 64);
+  // Without reuse no lifetime is read: the plan without them is the same.
+  const SharedLayoutPlan with = PlanSharedLayout(kernel, lifetimes, request);
+  const SharedLayoutPlan without =
+      PlanSharedLayoutWithoutReuse(kernel, request);
+  EXPECT_EQ(without.total, with.total);
+  EXPECT_EQ(without.total_without_reuse, with.total_without_reuse);
+  ASSERT_EQ(without.placements.size(), with.placements.size());
+  for (size_t i = 0; i < with.placements.size(); ++i) {
+    EXPECT_EQ(without.placements[i].alloc, with.placements[i].alloc);
+    EXPECT_EQ(without.placements[i].offset, with.placements[i].offset);
+  }
+  EXPECT_TRUE(without.aliased.empty());
 }
 
 }  // namespace

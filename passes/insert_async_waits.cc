@@ -601,9 +601,19 @@ class AsyncWaitInserter {
   }
 
   void InsertCommits(Region& region) {
+    // A run of a kind starts at an issuer of it or at an `if` or `for`
+    // (which may be an issuer unit); the region's other ops start none, so
+    // a region without such an op is not scanned again for that kind.
+    bool may_start_run[std::size(kGroupKinds)] = {};
     for (int i = 0; i < region.size(); ++i) {
       Op& op = region.op(i);
-      if (op.num_regions() == 0) continue;
+      if (op.num_regions() == 0) {
+        for (size_t k = 0; k < std::size(kGroupKinds); ++k) {
+          may_start_run[k] = may_start_run[k] || IsIssuerOf(op, kGroupKinds[k]);
+        }
+        continue;
+      }
+      std::fill(std::begin(may_start_run), std::end(may_start_run), true);
       bool unit = false;
       for (TokenKind kind : kGroupKinds) {
         std::vector<const Op*> unused;
@@ -612,7 +622,9 @@ class AsyncWaitInserter {
       if (unit) continue;  // committed as a whole, here
       for (int r = 0; r < op.num_regions(); ++r) InsertCommits(op.region(r));
     }
-    for (TokenKind kind : kGroupKinds) CommitRuns(region, kind);
+    for (size_t k = 0; k < std::size(kGroupKinds); ++k) {
+      if (may_start_run[k]) CommitRuns(region, kGroupKinds[k]);
+    }
   }
 
   void CommitRuns(Region& region, TokenKind kind) {

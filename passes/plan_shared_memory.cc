@@ -97,14 +97,18 @@ class Planner {
     }
 
     SharedLifetimeOptions lifetime_options;
-    const SharedLifetimes lifetimes(kernel_, lifetime_options);
     SharedMemoryRequest never_request;
     never_request.reuse = SharedReuse::kNever;
     const SharedLayoutPlan never =
-        PlanSharedLayout(kernel_, lifetimes, never_request);
+        PlanSharedLayoutWithoutReuse(kernel_, never_request);
 
     SharedLayoutPlan chosen = never;
-    if (reuse_) chosen = PlanWithReuse(lifetimes);
+    // With one allocation nothing can share its bytes, and reuse gives the
+    // layout without it: the lifetimes (a walk over every access) are
+    // computed only when two allocations might share.
+    if (reuse_ && allocs.size() >= 2) {
+      chosen = PlanWithReuse(SharedLifetimes(kernel_, lifetime_options));
+    }
 
     bool declined = false;
     if (auto_reuse_ && !chosen.aliased.empty()) {
@@ -127,7 +131,10 @@ class Planner {
     stats_.Add("pairs-kept-apart", static_cast<int64_t>(kept_apart_.size()));
     stats_.Add("aliased-pairs", static_cast<int64_t>(chosen.aliased.size()));
     stats_.Add("barriers-inserted", static_cast<int64_t>(inserted_.size()));
-    Report(chosen.total, never.total, BarriersUsed(kernel_), barriers_before);
+    // Only the barriers inserted here can raise the count.
+    Report(chosen.total, never.total,
+           inserted_.empty() ? barriers_before : BarriersUsed(kernel_),
+           barriers_before);
     if (chosen.total > kMaxSharedBytes) {
       // Positions as the kernel now stands, barriers included.
       const SharedLifetimes now(kernel_, lifetime_options);
