@@ -143,7 +143,9 @@ TEST(EffectsTest, EveryOpKindHasConsistentFacts) {
     }
     // Every single-issue op has a predicated form, so an election over it
     // can issue branch-free.
-    if (facts.exec == ExecClass::kSingleIssue) EXPECT_TRUE(facts.predicable);
+    if (facts.exec == ExecClass::kSingleIssue) {
+      EXPECT_TRUE(facts.predicable);
+    }
     EXPECT_FALSE(std::string(ExecClassName(facts.exec)).empty());
     EXPECT_FALSE(std::string(SyncKindName(facts.sync)).empty());
   }

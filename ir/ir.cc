@@ -779,6 +779,7 @@ std::unique_ptr<Op> Kernel::CreateOp(
     const std::vector<std::string>& result_names) {
   std::unique_ptr<Op> op(new Op(kind));
   op->serial_ = next_op_serial_++;
+  created_kinds_.set(static_cast<size_t>(kind));
   op->loc_ = std::move(loc);
   for (size_t i = 0; i < result_types.size(); ++i) {
     std::string name = i < result_names.size() ? result_names[i] : "";

@@ -11,6 +11,7 @@
 #ifndef KIR_IR_IR_H_
 #define KIR_IR_IR_H_
 
+#include <bitset>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -629,6 +630,22 @@ class Kernel {
     names_indexed_ = false;
   }
 
+  // False when no op of `kind` was ever created for this kernel, so none is
+  // in it; true does not mean one is (it may have been erased). Every op of
+  // a kernel comes from its CreateOp (which numbers it), so a pass can skip
+  // a walk that looks only for kinds the kernel cannot hold.
+  bool MayHold(OpKind kind) const {
+    return created_kinds_.test(static_cast<size_t>(kind));
+  }
+  // Whether MayHold(kind) for some kind that `pred` accepts.
+  template <typename Pred>
+  bool MayHoldAny(Pred&& pred) const {
+    for (int k = 0; k < kNumOpKinds; ++k) {
+      if (created_kinds_.test(k) && pred(static_cast<OpKind>(k))) return true;
+    }
+    return false;
+  }
+
   // Creates an op of `kind` with no operands or attributes; results get
   // fresh names from `result_hints` (empty hints use "v"). Not yet inserted.
   std::unique_ptr<Op> CreateOp(OpKind kind, Location loc,
@@ -653,6 +670,7 @@ class Kernel {
   bool trusted_names_ = false;
   mutable bool names_indexed_ = true;
   int next_op_serial_ = 0;
+  std::bitset<kNumOpKinds> created_kinds_;
 };
 
 struct Module {

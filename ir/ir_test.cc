@@ -262,6 +262,24 @@ TEST(OpSerialTest, NumbersOpsInCreationOrder) {
   EXPECT_EQ(kernel.op_serial_bound(), 3);
 }
 
+// MayHold: false for a kind the kernel never created (a pass may skip its
+// walk), true once one was created, and still true after it is erased.
+TEST(KernelTest, MayHoldKindsEverCreated) {
+  Kernel kernel("k");
+  EXPECT_FALSE(kernel.MayHold(OpKind::kAdd));
+  EXPECT_FALSE(kernel.MayHoldAny([](OpKind) { return true; }));
+  OpBuilder b(kernel.body());
+  Value* one = b.Constant(1, DType::kIndex, "one");
+  b.Binary(OpKind::kAdd, one, one, "two");
+  EXPECT_TRUE(kernel.MayHold(OpKind::kAdd));
+  EXPECT_FALSE(kernel.MayHold(OpKind::kBarrierBlock));
+  EXPECT_TRUE(kernel.MayHoldAny([](OpKind k) { return k == OpKind::kAdd; }));
+  EXPECT_FALSE(
+      kernel.MayHoldAny([](OpKind k) { return k == OpKind::kBarrierBlock; }));
+  kernel.body().Take(1);  // erases the add
+  EXPECT_TRUE(kernel.MayHold(OpKind::kAdd));
+}
+
 TEST(RegionTest, EditsKeepPositionsOfAPlainList) {
   Kernel kernel("k");
   Region& body = kernel.body();

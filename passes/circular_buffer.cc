@@ -2370,10 +2370,8 @@ absl::Status CircularBuffer(Kernel& kernel, const PassOptions& options,
   }
   ConstantPool constants(kernel);
   for (bool first = true;;) {
-    Op* loop = nullptr;
-    Walk(kernel.body(), [&](Op& op) {
-      if (loop == nullptr && IsMarked(op)) loop = &op;
-    });
+    Op* loop = kernel.MayHold(OpKind::kFor) ? FindFirst(kernel.body(), IsMarked)
+                                            : nullptr;
     if (loop == nullptr) {
       if (first) context.PreserveAll();  // no marked loop: nothing changed
       break;

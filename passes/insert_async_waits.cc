@@ -538,9 +538,13 @@ class AsyncWaitInserter {
     InsertCommits(kernel_.body());
     InsertRegisterFences();
     std::vector<Op*> commits;
-    Walk(kernel_.body(), [&](Op& op) {
-      if (IsCommit(op)) commits.push_back(&op);
-    });
+    if (kernel_.MayHoldAny([](OpKind kind) {
+          return FactsOf(kind).sync == SyncKind::kGroupCommit;
+        })) {
+      Walk(kernel_.body(), [&](Op& op) {
+        if (IsCommit(op)) commits.push_back(&op);
+      });
+    }
     for (Op* commit : commits) InsertWaits(*commit);
     if (kernel_.op_serial_bound() == serials_before) context_.PreserveAll();
     return JoinStatuses(errors_);
@@ -706,6 +710,12 @@ class AsyncWaitInserter {
   void InsertRegisterFences() {
     fence_kind_ = FindKind(SyncKind::kRegisterFence);
     if (!fence_kind_) return;
+    // Only an op that completes later can need a fence.
+    if (!kernel_.MayHoldAny([](OpKind kind) {
+          return FactsOf(kind).completion != Completion::kImmediate;
+        })) {
+      return;
+    }
     Walk(kernel_.body(), [&](const Op& op) {
       if (NeedsRegisterFence(op)) RegistersOf(op, tracked_);
     });

@@ -472,6 +472,7 @@ class SyncInserter {
   // inserted barrier runs one either way: one barrier before (or after) the
   // `if` is the same synchronization, written once.
   void MergeBranchBarriers() {
+    if (!kernel_.MayHold(OpKind::kIf)) return;
     std::vector<Op*> ifs;
     Walk(kernel_.body(), [&](Op& op) {
       if (op.kind() == OpKind::kIf && op.num_regions() == 2) ifs.push_back(&op);

@@ -1627,10 +1627,12 @@ absl::Status SerializeSplitK(Kernel& kernel, const PassOptions& options,
   const std::optional<Mode> parsed_mode = ModeNamed(*mode);
   KIR_CHECK(parsed_mode.has_value()) << "undeclared mode " << *mode;
   for (bool first = true;;) {
-    Op* splitk = nullptr;
-    Walk(kernel.body(), [&](Op& op) {
-      if (splitk == nullptr && op.kind() == OpKind::kSplitK) splitk = &op;
-    });
+    Op* splitk = kernel.MayHold(OpKind::kSplitK)
+                     ? FindFirst(kernel.body(),
+                                 [](const Op& op) {
+                                   return op.kind() == OpKind::kSplitK;
+                                 })
+                     : nullptr;
     if (splitk == nullptr) {
       if (first) context.PreserveAll();  // no splitk: nothing changed
       break;

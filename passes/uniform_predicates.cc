@@ -167,6 +167,16 @@ class UniformPredicatesPass {
  private:
   absl::Status Rewrite() {
     std::vector<Op*> single_issue, collectives;
+    auto issued_apart = [](OpKind kind) {
+      const ExecClass exec = FactsOf(kind).exec;
+      return exec == ExecClass::kSingleIssue ||
+             exec == ExecClass::kWarpCollective ||
+             exec == ExecClass::kWarpgroupCollective;
+    };
+    if (!kernel_.MayHoldAny(issued_apart)) {
+      context_.PreserveAll();  // nothing to rewrite
+      return absl::OkStatus();
+    }
     Walk(kernel_.body(), [&](Op& op) {
       const ExecClass exec = FactsOf(op.kind()).exec;
       if (exec == ExecClass::kSingleIssue) single_issue.push_back(&op);
@@ -205,6 +215,7 @@ class UniformPredicatesPass {
   // its ops under the elected lane's predicate instead of branching around
   // them (hopper-ptx.md section 5.4). An attribute changes no analysis.
   void MarkPredicatedIssues() {
+    if (!kernel_.MayHold(OpKind::kIf)) return;
     Walk(kernel_.body(), [&](Op& op) {
       if (op.kind() != OpKind::kIf || op.predicated() ||
           !CanIssuePredicated(op) || !HoldsSingleIssue(op.region(0))) {
