@@ -173,18 +173,16 @@ class UniformPredicatesPass {
              exec == ExecClass::kWarpCollective ||
              exec == ExecClass::kWarpgroupCollective;
     };
-    if (!kernel_.MayHoldAny(issued_apart)) {
-      context_.PreserveAll();  // nothing to rewrite
-      return absl::OkStatus();
+    if (kernel_.MayHoldAny(issued_apart)) {
+      Walk(kernel_.body(), [&](Op& op) {
+        const ExecClass exec = FactsOf(op.kind()).exec;
+        if (exec == ExecClass::kSingleIssue) single_issue.push_back(&op);
+        if (exec == ExecClass::kWarpCollective ||
+            exec == ExecClass::kWarpgroupCollective) {
+          collectives.push_back(&op);
+        }
+      });
     }
-    Walk(kernel_.body(), [&](Op& op) {
-      const ExecClass exec = FactsOf(op.kind()).exec;
-      if (exec == ExecClass::kSingleIssue) single_issue.push_back(&op);
-      if (exec == ExecClass::kWarpCollective ||
-          exec == ExecClass::kWarpgroupCollective) {
-        collectives.push_back(&op);
-      }
-    });
     if (single_issue.empty() && collectives.empty()) {
       context_.PreserveAll();  // nothing to rewrite
       return absl::OkStatus();
