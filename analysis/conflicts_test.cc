@@ -624,7 +624,9 @@ TEST(ConflictAnalysisTest, RandomAffinePairsAgainstBruteForce) {
   EXPECT_GT(outcome.overlapping, pairs / 10);
   // The analysis is exact on most of these shapes; a drop means a lost case
   // (bounded on the whole sample, in the Release build).
-  if (!kSanitizedBuild) EXPECT_GT(Precision(outcome), 0.5);
+  if (!kSanitizedBuild) {
+    EXPECT_GT(Precision(outcome), 0.5);
+  }
 }
 
 // Each index form the analysis follows beyond affine terms, 1000 pairs
@@ -647,7 +649,9 @@ TEST_P(FormAgainstBruteForce, NeverUnsound) {
   const int pairs = SanitizerScaled(1000);
   Outcome outcome = CheckAgainstBruteForce(c.label, c.form, pairs, c.seed);
   EXPECT_GT(outcome.disjoint, pairs / 10);
-  if (!kSanitizedBuild) EXPECT_GT(Precision(outcome), c.min_precision);
+  if (!kSanitizedBuild) {
+    EXPECT_GT(Precision(outcome), c.min_precision);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -379,6 +379,8 @@ bool IsGlobalAcquire(const MemoryEffect& effect) {
 thread_local int64_t dataflow_work = 0;
 // OrderingOverlapQuestions(), per thread like dataflow_work.
 thread_local int64_t overlap_questions = 0;
+// OrderingEdgesGathered(), likewise.
+thread_local int64_t edges_gathered = 0;
 
 // Facts derived once per op and kept until the analysis ends, carved from
 // large chunks: a kernel of a million ops costs a few hundred allocations
@@ -890,8 +892,7 @@ class OrderingAnalysis {
     // which none is): the trailing ones are not kept, so that a register
     // store shares the facts of an op without effects. The others keep
     // their indices.
-    while (!effects.empty() &&
-           effects.back().space == MemorySpace::kRegister &&
+    while (!effects.empty() && effects.back().space == MemorySpace::kRegister &&
            !IsMbarrier(effects.back())) {
       effects.pop_back();
     }
@@ -2105,6 +2106,8 @@ int64_t OrderingDataflowWork() { return dataflow_work; }
 
 int64_t OrderingOverlapQuestions() { return overlap_questions; }
 
+int64_t OrderingEdgesGathered() { return edges_gathered; }
+
 std::string DescribeAccess(const Op& op, int effect) {
   MemoryEffects effects = MemoryEffectsOf(op);
   if (effect < 0 || effect >= static_cast<int>(effects.size())) {
@@ -2178,6 +2181,8 @@ struct IncrementalOrdering::Impl {
     bool empty() const { return pairs.empty() && unfenced.empty(); }
   };
   static std::shared_ptr<const Answered> Keep(const Findings& found) {
+    edges_gathered +=
+        static_cast<int64_t>(found.pairs.size() + found.unfenced.size());
     auto kept = std::make_shared<Answered>();
     kept->pairs.assign(found.pairs.begin(), found.pairs.end());
     kept->unfenced.assign(found.unfenced.begin(), found.unfenced.end());
@@ -2345,8 +2350,10 @@ struct IncrementalOrdering::Impl {
   // only the pairs whose later access comes no later than it are wanted
   // (see StartWalk); an op whose other pairs were skipped stops the walk
   // too, with its pairs in `partial`.
+  // `stop_at_unfenced`: stop after the first op that holds an unfenced
+  // edge within one iteration (its checkpoint complete).
   bool Extend(int end, bool stop, Findings* partial, const Op* bound = nullptr,
-              bool carried_wanted = true) {
+              bool carried_wanted = true, bool stop_at_unfenced = false) {
     const Region& body = kernel.body();
     int k = static_cast<int>(checkpoints.size()) - 1;
     if (k >= end) return false;
@@ -2371,8 +2378,14 @@ struct IncrementalOrdering::Impl {
         partial->pairs = std::move(step.pairs);
         return true;
       }
+      // The checkpoint now holds what the kept walk held.
+      if (transfer != transfers.end()) transfers.erase(transfer);
       Checkpoint& done = checkpoints[k];
       done.op = &op;
+      const bool unfenced_same_iteration = std::any_of(
+          step.unfenced.begin(), step.unfenced.end(),
+          [](const UnfencedPair& edge) { return !edge.pair.carried; });
+      if (unfenced_same_iteration) unfenced_same_iteration_at.Add(k);
       if (!step.pairs.empty() || !step.unfenced.empty()) {
         done.found = std::make_unique<Findings>(
             Findings{std::move(step.pairs), std::move(step.unfenced)});
@@ -2391,6 +2404,7 @@ struct IncrementalOrdering::Impl {
         partial->pairs = checkpoints[k].findings().pairs;
         return true;
       }
+      if (stop_at_unfenced && unfenced_same_iteration) return false;
     }
     return false;
   }
@@ -2588,6 +2602,7 @@ struct IncrementalOrdering::Impl {
     checkpoints.resize(index + 1);
     found_at.EraseFrom(index);
     same_iteration_at.EraseFrom(index);
+    unfenced_same_iteration_at.EraseFrom(index);
     Checkpoint& frontier = checkpoints[index];
     frontier.op = nullptr;
     frontier.found.reset();
@@ -2599,9 +2614,10 @@ struct IncrementalOrdering::Impl {
   SyncAnalysisOptions base;
   OrderingAnalysis analysis;
   std::vector<Checkpoint> checkpoints;
-  // Indices of the complete checkpoints that found something, and of those
-  // that found a pair within one iteration.
-  CheckpointIndices found_at, same_iteration_at;
+  // Indices of the complete checkpoints that found something, of those
+  // that found a pair within one iteration, and of those that found an
+  // unfenced edge within one iteration.
+  CheckpointIndices found_at, same_iteration_at, unfenced_same_iteration_at;
   // Walks through ops of the kernel body made before a change at an
   // earlier op, by op; an op's is dropped when it changes.
   absl::flat_hash_map<const Op*, Transfer> transfers;
@@ -2651,12 +2667,10 @@ std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
   return pairs;
 }
 
-std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
-    const std::set<const Op*>& ignored) {
-  const std::shared_ptr<const Impl::Answered> found =
-      impl_->Answer(ignored, false, false);
-  std::vector<UnfencedPair> pairs(found->unfenced.begin(),
-                                  found->unfenced.end());
+namespace {
+
+// Sorts edges by (second, first) in program order.
+void SortInProgramOrder(std::vector<UnfencedPair>& edges) {
   ProgramPaths paths;
   auto path = [&](const Op* op) -> const std::vector<int>& {
     return paths.Of(op);
@@ -2667,11 +2681,92 @@ std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
                                  path(p.pair.first), p.pair.first_effect,
                                  p.pair.carried, p.need);
   };
-  std::sort(pairs.begin(), pairs.end(),
+  std::sort(edges.begin(), edges.end(),
             [&](const UnfencedPair& x, const UnfencedPair& y) {
               return position(x) < position(y);
             });
+}
+
+}  // namespace
+
+std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
+    const std::set<const Op*>& ignored) {
+  const std::shared_ptr<const Impl::Answered> found =
+      impl_->Answer(ignored, false, false);
+  std::vector<UnfencedPair> pairs(found->unfenced.begin(),
+                                  found->unfenced.end());
+  SortInProgramOrder(pairs);
   return pairs;
+}
+
+std::optional<UnfencedPair> IncrementalOrdering::FirstUnfencedPair() {
+  if (impl_->nothing_to_find) return std::nullopt;
+  // The edges of one kernel-body op all come before those of a later one,
+  // so the first edge within one iteration is among those of the first op
+  // holding one, and with none the first edge is the first op's first.
+  if (impl_->unfenced_same_iteration_at.empty()) {
+    Impl::Findings unused;
+    impl_->Extend(impl_->kernel.body().size(), /*stop=*/false, &unused,
+                  /*bound=*/nullptr, /*carried_wanted=*/true,
+                  /*stop_at_unfenced=*/true);
+  }
+  int holding = -1;
+  if (!impl_->unfenced_same_iteration_at.empty()) {
+    holding = impl_->unfenced_same_iteration_at.front();
+  } else {
+    for (auto it = impl_->found_at.LowerBound(0); it != impl_->found_at.end();
+         ++it) {
+      if (!impl_->checkpoints[*it].findings().unfenced.empty()) {
+        holding = *it;
+        break;
+      }
+    }
+  }
+  if (holding < 0) return std::nullopt;
+  const std::set<UnfencedPair>& found =
+      impl_->checkpoints[holding].findings().unfenced;
+  std::vector<UnfencedPair> edges(found.begin(), found.end());
+  edges_gathered += static_cast<int64_t>(edges.size());
+  SortInProgramOrder(edges);
+  auto same_iteration =
+      std::find_if(edges.begin(), edges.end(),
+                   [](const UnfencedPair& edge) { return !edge.pair.carried; });
+  return same_iteration != edges.end() ? *same_iteration : edges.front();
+}
+
+int64_t IncrementalOrdering::CountUnfencedEdges() {
+  if (impl_->nothing_to_find) return 0;
+  Impl::Findings unused;
+  impl_->Extend(impl_->kernel.body().size(), /*stop=*/false, &unused);
+  // An edge's async access lies in one kernel-body op, so no edge is
+  // counted twice across ops; within one op's set, the edges of one pair
+  // of accesses are adjacent (they differ only in the loop and the need).
+  int64_t edges = 0;
+  impl_->ForEachFound(
+      0, impl_->kernel.body().size(), [&](const Impl::Findings& found) {
+        const UnfencedPair* previous = nullptr;
+        for (const UnfencedPair& edge : found.unfenced) {
+          const UnorderedPair& p = edge.pair;
+          if (previous == nullptr ||
+              std::tie(p.first, p.first_effect, p.second, p.second_effect) !=
+                  std::tie(previous->pair.first, previous->pair.first_effect,
+                           previous->pair.second,
+                           previous->pair.second_effect)) {
+            ++edges;
+          }
+          previous = &edge;
+        }
+      });
+  return edges;
+}
+
+bool IncrementalOrdering::ContainsUnfenced(const UnfencedPair& edge) {
+  if (impl_->nothing_to_find) return false;
+  // A walk finds an edge at its async access.
+  const int index = impl_->IndexOfTop(*edge.pair.second);
+  Impl::Findings unused;
+  impl_->Extend(index + 1, /*stop=*/false, &unused);
+  return impl_->checkpoints[index].findings().unfenced.count(edge) > 0;
 }
 
 bool IncrementalOrdering::Contains(const UnorderedPair& pair) {

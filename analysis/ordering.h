@@ -208,6 +208,21 @@ class IncrementalOrdering {
   // pair). Answers to queries that ignore ops are kept until the next
   // change.
   bool AnyPair(const std::set<const Op*>& ignored);
+  // With `proxy`: the first edge within one iteration of UnfencedPairs()
+  // (in its order), else its first edge; nullopt when there is none. Walks
+  // only as far as the kernel-body op holding that edge (to the end when
+  // every edge is carried), and sorts only that op's edges: a pass that
+  // fences one edge at a time does not gather every edge it has yet to
+  // fence after each fence (in straight-line code with many async
+  // accesses of one buffer, those are quadratic in the kernel's size).
+  std::optional<UnfencedPair> FirstUnfencedPair();
+  // With `proxy`: how many distinct (generic access, async access) pairs
+  // UnfencedPairs() holds, whatever loops they straddle; neither gathers
+  // nor sorts them.
+  int64_t CountUnfencedEdges();
+  // With `proxy`: whether UnfencedPairs() holds `edge`; walks only as far
+  // as the kernel-body op holding its async access.
+  bool ContainsUnfenced(const UnfencedPair& edge);
 
  private:
   struct Impl;
@@ -226,6 +241,10 @@ int64_t OrderingDataflowWork();
 // conflict analysis whether two accesses overlap (the answers it kept
 // answer the rest).
 int64_t OrderingOverlapQuestions();
+
+// How many pairs and edges IncrementalOrdering's answers in this thread have
+// gathered (copied out of its walks to answer a query) so far.
+int64_t OrderingEdgesGathered();
 
 // Describes an access for diagnostics: "write of %s[%i, %j]".
 std::string DescribeAccess(const Op& op, int effect);

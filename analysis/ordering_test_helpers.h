@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -51,6 +52,57 @@ inline void ExpectIncrementalMatchesScratch(Kernel& kernel, int steps,
   std::mt19937 random(seed);
   std::vector<Op*> inserted;
   std::vector<UnorderedPair> last_answer;
+  // The queries for one edge, and the count, against `edges` (a walk from
+  // scratch): asked of the kept dataflow, and first of a new one, which
+  // walks only as far as the edge it looks for.
+  auto expect_unfenced_queries_match =
+      [&](const std::vector<UnfencedPair>& edges) {
+        auto same_iteration =
+            std::find_if(edges.begin(), edges.end(),
+                         [](const UnfencedPair& e) { return !e.pair.carried; });
+        std::optional<UnfencedPair> first;
+        if (!edges.empty()) {
+          first =
+              same_iteration != edges.end() ? *same_iteration : edges.front();
+        }
+        std::set<std::tuple<const Op*, int, const Op*, int>> distinct;
+        for (const UnfencedPair& e : edges) {
+          distinct.emplace(e.pair.first, e.pair.first_effect, e.pair.second,
+                           e.pair.second_effect);
+        }
+        auto same = [](const std::optional<UnfencedPair>& x,
+                       const std::optional<UnfencedPair>& y) {
+          return x.has_value() == y.has_value() &&
+                 (!x || (!(*x < *y) && !(*y < *x)));
+        };
+        IncrementalOrdering first_question(kernel, options, proxy);
+        EXPECT_TRUE(same(first_question.FirstUnfencedPair(), first));
+        EXPECT_TRUE(same(ordering.FirstUnfencedPair(), first));
+        EXPECT_EQ(first_question.CountUnfencedEdges(),
+                  static_cast<int64_t>(distinct.size()));
+        EXPECT_EQ(ordering.CountUnfencedEdges(),
+                  static_cast<int64_t>(distinct.size()));
+        const size_t stride = std::max<size_t>(1, edges.size() / 4);
+        for (size_t i = 0; i < edges.size(); i += stride) {
+          IncrementalOrdering asked_first(kernel, options, proxy);
+          EXPECT_TRUE(asked_first.ContainsUnfenced(edges[i]));
+          EXPECT_TRUE(ordering.ContainsUnfenced(edges[i]));
+        }
+        // An edge with another need is not one of them.
+        for (size_t i = 0; i < edges.size(); i += stride) {
+          UnfencedPair other = edges[i];
+          other.need = other.need == FenceNeed::kMbarrierInit
+                           ? FenceNeed::kSharedProxy
+                           : FenceNeed::kMbarrierInit;
+          if (std::any_of(edges.begin(), edges.end(),
+                          [&](const UnfencedPair& e) {
+                            return !(e < other) && !(other < e);
+                          })) {
+            continue;
+          }
+          EXPECT_FALSE(ordering.ContainsUnfenced(other));
+        }
+      };
   auto compare = [&](const std::set<const Op*>& ignored, bool stop) {
     SyncAnalysisOptions scratch = options;
     scratch.ignored = ignored;
@@ -71,6 +123,7 @@ inline void ExpectIncrementalMatchesScratch(Kernel& kernel, int steps,
         EXPECT_FALSE(b[i] < c[i] || c[i] < b[i]) << "pair " << i;
       }
       EXPECT_EQ(ordering.AnyPair(ignored), !b.empty());
+      if (ignored.empty()) expect_unfenced_queries_match(b);
       return;
     }
     std::vector<UnorderedPair> expected = FindUnorderedPairs(kernel, scratch);

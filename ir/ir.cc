@@ -467,6 +467,35 @@ bool Op::IsBefore(const Op& other) const {
   return rx->IndexOf(x) < rx->IndexOf(y);
 }
 
+const Op* Op::PreviousInProgramOrder() const {
+  const Region* region = parent_;
+  const Op* parent = region->parent_op();
+  const int index = region->IndexOf(this);
+  const Op* previous = nullptr;
+  if (index > 0) {
+    previous = &region->op(index - 1);
+  } else {
+    // The last op of an earlier region of the parent, else the parent.
+    int number = 0;
+    while (parent != nullptr && &parent->region(number) != region) ++number;
+    for (int r = number - 1; r >= 0 && previous == nullptr; --r) {
+      const Region& earlier = parent->region(r);
+      if (!earlier.empty()) previous = &earlier.op(earlier.size() - 1);
+    }
+    if (previous == nullptr) return parent;
+  }
+  // The walk visits the ops inside `previous` after it.
+  for (;;) {
+    const Op* last = nullptr;
+    for (int r = previous->num_regions() - 1; r >= 0 && last == nullptr; --r) {
+      const Region& inner = previous->region(r);
+      if (!inner.empty()) last = &inner.op(inner.size() - 1);
+    }
+    if (last == nullptr) return previous;
+    previous = last;
+  }
+}
+
 bool Op::DefinesInside(const Value& value) const {
   switch (value.kind()) {
     case Value::Kind::kResult:

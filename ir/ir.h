@@ -321,6 +321,10 @@ class Op {
   // regions in order). Takes time in the nesting depth, not the kernel's
   // size. False for the same op, and for ops of two kernels.
   bool IsBefore(const Op& other) const;
+  // The op a pre-order walk visits just before this one (the last op inside
+  // the op before it, or its parent); null for the kernel's first op.
+  // Takes time in the nesting depth below the op before it.
+  const Op* PreviousInProgramOrder() const;
   // Whether `value` is defined inside this op, and so may change from one
   // run of the op's regions to the next: a result of an op inside it, or
   // an argument of one of its regions (a for's induction variable) or of a

@@ -243,6 +243,14 @@ kernel @other() block(32) {
   const Op& other = (*module)->kernels[1]->body().op(0);
   EXPECT_FALSE(other.IsBefore(*walked[1]));
   EXPECT_FALSE(walked[0]->IsBefore(other));
+  // PreviousInProgramOrder steps back through the same walk: into the
+  // last op of an op's last non-empty region, out to a parent, from an
+  // else-region's first op to the then-region's last.
+  EXPECT_EQ(walked[0]->PreviousInProgramOrder(), nullptr);
+  for (size_t i = 1; i < walked.size(); ++i) {
+    EXPECT_EQ(walked[i]->PreviousInProgramOrder(), walked[i - 1]) << i;
+  }
+  EXPECT_EQ(other.PreviousInProgramOrder(), nullptr);
 }
 
 // Serial numbers: unique in the kernel, in creation order, below the

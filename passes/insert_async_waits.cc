@@ -55,6 +55,9 @@ constexpr char kGuardsRecreated[] = "guards-recreated";
 constexpr int kMaxDistance = 8;
 constexpr int kMaxCloneDepth = 6;
 
+// AsyncWaitLookBackSteps(), per thread like the ordering dataflow's work.
+thread_local int64_t look_back_steps = 0;
+
 constexpr TokenKind kGroupKinds[] = {TokenKind::kBulk, TokenKind::kWgmma,
                                      TokenKind::kCpAsync};
 
@@ -816,12 +819,9 @@ class AsyncWaitInserter {
     info.wait_kind = *wait_kind;
     // The group: ops of its completion since the previous commit of its
     // kind, in program order (as the verifier counts them).
-    std::vector<const Op*> order;
-    Walk(kernel_.body(), [&](const Op& op) { order.push_back(&op); });
-    const auto at = std::find(order.begin(), order.end(), &commit);
     const Completion completion = GroupCompletion(info.kind);
-    for (auto it = at; it != order.begin();) {
-      const Op* op = *--it;
+    for (const Op* op = commit.PreviousInProgramOrder(); op != nullptr;
+         op = op->PreviousInProgramOrder()) {
       if (op->kind() == commit.kind()) break;
       if (FactsOf(op->kind()).completion != completion) continue;
       info.issuers.push_back(op);
@@ -978,19 +978,38 @@ class AsyncWaitInserter {
     int limit = distance;
     Region* region = pos.region;
     int index = pos.index;
+    // Outside the inner loop the answer at a position follows from the
+    // ops before it alone, and a later access's walk back passes an
+    // earlier one's position: kept (until a wait goes in), they make the
+    // walks of a commit's accesses in straight-line code one walk.
+    std::vector<CoveredKey> walked;
+    auto answer = [&](bool covered) {
+      for (const CoveredKey& key : walked) covered_at_.emplace(key, covered);
+      return covered;
+    };
     for (;;) {
       for (int i = index - 1; i >= 0; --i) {
+        if (!in_loop) {
+          const CoveredKey key{region, i + 1, limit, need_full};
+          if (auto known = covered_at_.find(key); known != covered_at_.end()) {
+            return answer(known->second);
+          }
+          walked.push_back(key);
+        }
+        ++look_back_steps;
         const Op& op = region->op(i);
         if (info.commit->IsOrIsInside(op)) {
-          if (RetiredAfterCommit(info, op, limit, need_full)) return true;
-          if (op.kind() == OpKind::kFor) return false;  // ran the commit
-          if (distance == 0 && !wrapped) return false;
+          if (RetiredAfterCommit(info, op, limit, need_full)) {
+            return answer(true);
+          }
+          if (op.kind() == OpKind::kFor) return answer(false);  // ran it
+          if (distance == 0 && !wrapped) return answer(false);
           continue;
         }
-        if (Retires(info, op, limit, need_full)) return true;
+        if (Retires(info, op, limit, need_full)) return answer(true);
       }
       Op* parent = region->parent_op();
-      if (parent == nullptr) return false;
+      if (parent == nullptr) return answer(false);
       if (parent == loop && in_loop) {
         // The previous iteration, from its end.
         if (wrapped || distance == 0) return false;
@@ -1121,6 +1140,7 @@ class AsyncWaitInserter {
   // inner loop: the last) before `pos`, run by the committing threads.
   void Place(const CommitInfo& info, RegionPoint pos, int distance,
              const Op& because) {
+    covered_at_.clear();  // a wait goes in
     pos = Climb(info, pos);
     const std::vector<Guard> here = GuardsOf(pos.region);
     if (SameGuards(here, info.guards)) {
@@ -1263,15 +1283,16 @@ class AsyncWaitInserter {
   void InsertWaits(Op& commit) {
     const CommitInfo info = Describe(commit);
     if (info.effects.empty()) return;  // an empty group needs no wait
-    absl::flat_hash_map<const Op*, int> order;
-    Walk(kernel_.body(), [&](const Op& op) {
-      order.emplace(&op, static_cast<int>(order.size()));
-    });
-    // The ops that were there before this commit's waits went in.
-    auto leaf_ops = [&order](const Region& region) {
+    covered_at_.clear();               // another group
+    // The ops that were there before this commit's waits went in (serials
+    // grow with creation).
+    const int existing = kernel_.op_serial_bound();
+    auto leaf_ops = [existing](const Region& region) {
       std::vector<const Op*> ops;
       Walk(region, [&](const Op& op) {
-        if (op.num_regions() == 0 && order.contains(&op)) ops.push_back(&op);
+        if (op.num_regions() == 0 && op.serial() < existing) {
+          ops.push_back(&op);
+        }
       });
       return ops;
     };
@@ -1349,9 +1370,15 @@ class AsyncWaitInserter {
   std::optional<OpKind> fence_kind_;
   RegisterSet tracked_;
   std::vector<absl::Status> errors_;
+  // Covered's answers outside the inner loop for the group being placed,
+  // by position (region, index), limit and need_full.
+  using CoveredKey = std::tuple<const Region*, int, int, bool>;
+  mutable absl::flat_hash_map<CoveredKey, bool> covered_at_;
 };
 
 }  // namespace
+
+int64_t AsyncWaitLookBackSteps() { return look_back_steps; }
 
 absl::Status InsertAsyncWaits(Kernel& kernel, const PassOptions& options,
                               PassContext& context) {

@@ -44,6 +44,8 @@
 #ifndef KIR_PASSES_INSERT_ASYNC_WAITS_H_
 #define KIR_PASSES_INSERT_ASYNC_WAITS_H_
 
+#include <cstdint>
+
 #include "absl/status/status.h"
 #include "ir/ir.h"
 #include "passes/pass.h"
@@ -52,6 +54,12 @@ namespace kir {
 
 absl::Status InsertAsyncWaits(Kernel& kernel, const PassOptions& options,
                               PassContext& context);
+
+// How many ops the pass in this thread has looked back over, so far, to
+// learn whether a wait already retires a group where an access needs it.
+// A measure that does not depend on the machine, for tests that bound what
+// the pass costs.
+int64_t AsyncWaitLookBackSteps();
 
 }  // namespace kir
 

@@ -11,7 +11,8 @@
 // inside the write loop) is simply not taken. As in insert-syncs, the
 // thread and conflict analyses and the dataflow are kept across the
 // queries (and the two analyses preserved): each query walks only from the
-// first kernel-body op that changed.
+// first kernel-body op that changed, and only as far as the edge it asks
+// about (the first edge left, or whether the one just fenced still is).
 #include "passes/insert_proxy_fences.h"
 
 #include <algorithm>
@@ -218,15 +219,6 @@ std::vector<FencePosition> IssuerPositions(const UnfencedPair& unfenced,
   return positions;
 }
 
-bool SamePair(const UnfencedPair& a, const UnfencedPair& b) {
-  return a.pair.first == b.pair.first &&
-         a.pair.first_effect == b.pair.first_effect &&
-         a.pair.second == b.pair.second &&
-         a.pair.second_effect == b.pair.second_effect &&
-         a.pair.carried == b.pair.carried &&
-         a.pair.carried_loop == b.pair.carried_loop && a.need == b.need;
-}
-
 class FenceInserter {
  public:
   FenceInserter(Kernel& kernel, const Options& options, PassContext& context)
@@ -243,19 +235,12 @@ class FenceInserter {
   }
 
   absl::Status Run() {
-    std::vector<UnfencedPair> pairs = ordering_->UnfencedPairs();
-    stats_.Add(kEdges, CountEdges(pairs));
-    while (!pairs.empty()) {
-      // Edges within one iteration first: their fences often cover the
-      // carried ones too.
-      auto same_iteration =
-          std::find_if(pairs.begin(), pairs.end(),
-                       [](const UnfencedPair& p) { return !p.pair.carried; });
-      const UnfencedPair unfenced =
-          same_iteration != pairs.end() ? *same_iteration : pairs.front();
-      std::optional<std::vector<UnfencedPair>> remaining = Place(unfenced);
-      if (!remaining) return PlacementError(unfenced);
-      pairs = std::move(*remaining);
+    stats_.Add(kEdges, ordering_->CountUnfencedEdges());
+    // Edges within one iteration first: their fences often cover the
+    // carried ones too.
+    while (std::optional<UnfencedPair> unfenced =
+               ordering_->FirstUnfencedPair()) {
+      if (!Place(*unfenced)) return PlacementError(*unfenced);
     }
     if (options_.hoist) Minimize();
     RecordProvenance();
@@ -278,17 +263,6 @@ class FenceInserter {
   }
 
  private:
-  // Distinct (generic access, async access) pairs, whatever loops they
-  // straddle.
-  static int64_t CountEdges(const std::vector<UnfencedPair>& pairs) {
-    std::set<std::tuple<const Op*, int, const Op*, int>> edges;
-    for (const UnfencedPair& p : pairs) {
-      edges.emplace(p.pair.first, p.pair.first_effect, p.pair.second,
-                    p.pair.second_effect);
-    }
-    return static_cast<int64_t>(edges.size());
-  }
-
   std::vector<FencePosition> Candidates(const UnfencedPair& unfenced) const {
     if (unfenced.need == FenceNeed::kMbarrierInit ||
         options_.placement == FencePlacement::kWriters) {
@@ -298,23 +272,19 @@ class FenceInserter {
   }
 
   // Keeps a fence at the first candidate position that fences `unfenced`;
-  // returns the edges left, or nullopt when no position works.
-  std::optional<std::vector<UnfencedPair>> Place(const UnfencedPair& unfenced) {
+  // false when no position does.
+  bool Place(const UnfencedPair& unfenced) {
     for (const FencePosition& position : Candidates(unfenced)) {
       Op* fence = CreateFence(position, unfenced);
       threads_.AddOp(*fence);
       ordering_->Changed(*fence);
-      std::vector<UnfencedPair> pairs = ordering_->UnfencedPairs();
-      const bool fenced = std::none_of(
-          pairs.begin(), pairs.end(),
-          [&](const UnfencedPair& p) { return SamePair(p, unfenced); });
-      if (fenced) {
+      if (!ordering_->ContainsUnfenced(unfenced)) {
         inserted_.Insert(fence);
-        return pairs;
+        return true;
       }
       Remove(fence);
     }
-    return std::nullopt;
+    return false;
   }
 
   Op* CreateFence(const FencePosition& position, const UnfencedPair& unfenced) {

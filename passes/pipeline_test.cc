@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "parser/parser.h"
 #include "parser/testing/parse_for_test.h"
+#include "passes/insert_async_waits.h"
 #include "passes/test_helpers.h"
 #include "printer/kir_printer.h"
 
@@ -656,6 +657,57 @@ TEST(RunPipelineTest, LoopAndRoleBodyWorkGrowsLinearly) {
     EXPECT_LT(large, 11 * small)
         << "300 units: " << small << ", 3000: " << large;
   }
+}
+
+// `units` units that each write a shared tile in every thread and store it
+// with TMA from one thread: a bulk group each, with a fence, two barriers
+// and a wait to place.
+std::string TmaStoreUnits(int units) {
+  std::string text = R"(kernel @tma_units(%out: global bf16[64, 256],
+    %map: tensormap bf16[64, 32] of %out) block(128) {
+  %c0 = const 0 : index
+  %c2 = const 2 : index
+  %v = const 1.0 : bf16
+  %buf = alloc.shared {align = 128} : shared bf16[64, 32]
+  %tid = thread.id x : index
+  %row = div %tid, %c2 : index
+  %is_t0 = cmp eq %tid, %c0 : i1
+)";
+  for (int u = 0; u < units; ++u) {
+    text +=
+        "store %buf[%row, %c0], %v\n"
+        "if %is_t0 {\ntma.store %map[%c0, %c0], %buf[%c0, %c0]\n}\n";
+  }
+  return text + "}\n";
+}
+
+// Five times the TMA-store units gathers at most six times the edges and
+// looks back over at most 30 times the ops (the groups' global writes stay
+// pending to the end, so the dataflow's state, and its work, grow with the
+// units). insert-proxy-fences gathered and sorted every edge left after
+// each fence it placed (each unit's store pairs with every later TMA store
+// until fenced: cubic, 488 s for 1000 units); insert-async-waits looked
+// back from each later access to the commit for each commit (cubic too).
+// Measured: 40 units gathered 11678 edges and looked back over 22140 ops,
+// 200 units 1354398 and 2686700 (116 and 121 times); now 238 and 1639,
+// 1198 and 40199 (5.0 and 24.5 times).
+TEST(RunPipelineTest, TmaStoreUnitsGatherLinearlyAndLookBackQuadratically) {
+  const int64_t edges_before = OrderingEdgesGathered();
+  const int64_t steps_before = AsyncWaitLookBackSteps();
+  DefaultPipelineWork(TmaStoreUnits(40));
+  const int64_t small_edges = OrderingEdgesGathered() - edges_before;
+  const int64_t small_steps = AsyncWaitLookBackSteps() - steps_before;
+  DefaultPipelineWork(TmaStoreUnits(200));
+  const int64_t large_edges =
+      OrderingEdgesGathered() - edges_before - small_edges;
+  const int64_t large_steps =
+      AsyncWaitLookBackSteps() - steps_before - small_steps;
+  EXPECT_GT(small_edges, 0);
+  EXPECT_LT(large_edges, 6 * small_edges)
+      << "40 units: " << small_edges << " edges, 200: " << large_edges;
+  EXPECT_GT(small_steps, 0);
+  EXPECT_LT(large_steps, 30 * small_steps)
+      << "40 units: " << small_steps << " steps, 200: " << large_steps;
 }
 
 // --stats costs no ordering work: insert-syncs counted every conflicting

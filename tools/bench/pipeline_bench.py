@@ -2,7 +2,7 @@
 """Times the default pipeline: how its cost grows with loop depth, kernel
 size and loop-body length, and what it costs on the examples.
 
-Four families of kernels, each through `kir-opt --pipeline=default`:
+Five families of kernels, each through `kir-opt --pipeline=default`:
 
   examples   every unlowered testdata/examples/*.kir;
   depth D    one shared write and a read of another thread's element inside
@@ -13,7 +13,11 @@ Four families of kernels, each through `kir-opt --pipeline=default`:
              unit needing barriers against its neighbours;
   loop N     the same units, about N ops of them, inside one loop of two
              iterations (each barrier is placed, and asked whether it is
-             needed, inside the loop body).
+             needed, inside the loop body);
+  tma N      N units of a shared write by every thread and a TMA store of
+             it by thread 0: a bulk group, a wait, two barriers and a proxy
+             fence each (each group's global write stays pending to the
+             end of the kernel, so the ordering state grows with N).
 
 Each kernel runs --repeat times (median of CPU time, user + sys, of the
 child process; wall time beside it; the largest peak resident memory of
@@ -34,7 +38,8 @@ caches and other work do not change, so its growth between sizes says
 whether the work is linear when the CPU time's growth is in doubt.
 
 usage: pipeline_bench.py [--kir-opt PATH] [--depths 1,...] [--sizes 1000,...]
-                         [--loop-sizes 1000,...] [--repeat 5] [--timeout 120] [--instructions]
+                         [--loop-sizes 1000,...] [--tma-units 100,...]
+                         [--repeat 5] [--timeout 120] [--instructions]
                          [--json FILE] [--readme README.md]
 """
 
@@ -85,6 +90,33 @@ def nest_kernel(depth):
 
 
 UNIT_OPS = 3  # store, load, register store
+
+
+TMA_PROLOGUE = [
+    "  %c0 = const 0 : index",
+    "  %c2 = const 2 : index",
+    "  %v = const 1.0 : bf16",
+    "  %buf = alloc.shared {align = 128} : shared bf16[64, 32]",
+    "  %tid = thread.id x : index",
+    "  %row = div %tid, %c2 : index",
+    "  %is_t0 = cmp eq %tid, %c0 : i1",
+]
+TMA_UNIT_OPS = 3  # store, if, tma.store
+
+
+def write_tma_kernel(f, units):
+  """Writes `units` TMA-store units to the file `f`; returns the op
+  count."""
+  f.write("kernel @tma_units(%out: global bf16[64, 256], "
+          "%map: tensormap bf16[64, 32] of %out) block(128) {\n")
+  f.write("\n".join(TMA_PROLOGUE) + "\n")
+  for _ in range(units):
+    f.write("  store %buf[%row, %c0], %v\n"
+            "  if %is_t0 {\n"
+            "    tma.store %map[%c0, %c0], %buf[%c0, %c0]\n"
+            "  }\n")
+  f.write("}\n")
+  return len(TMA_PROLOGUE) + units * TMA_UNIT_OPS
 
 
 def write_straight_kernel(f, ops, in_loop=False):
@@ -384,6 +416,7 @@ def main():
   parser.add_argument("--depths", default="1,2,3,4,5,6,7,8")
   parser.add_argument("--sizes", default="1000,10000,100000,1000000")
   parser.add_argument("--loop-sizes", default="1000,10000,100000")
+  parser.add_argument("--tma-units", default="100,300,1000")
   parser.add_argument("--repeat", type=int, default=5)
   parser.add_argument("--timeout", type=int, default=120)
   parser.add_argument("--instructions", action="store_true",
@@ -467,6 +500,18 @@ def main():
             result["instructions"] = count
         if not record(family, name, ops, path, result):
           break
+    kernels = []
+    for units in (int(u) for u in args.tma_units.split(",") if u):
+      path = os.path.join(tmp, "tma%d.kir" % units)
+      with open(path, "w", encoding="utf-8") as f:
+        ops = write_tma_kernel(f, units)
+      kernels.append((units, ops, path))
+    results = measure_alternating(args.kir_opt, [p for _, _, p in kernels],
+                                  args.repeat, args.timeout)
+    for (units, ops, path), result in zip(kernels, results):
+      if not record("tma", "TMA-store units (%d)" % units, ops, path,
+                    result):
+        break
 
   sizes = [e for e in data["results"]
            if e["family"] == "size" and not e["result"].get("timed_out")]
