@@ -141,28 +141,20 @@ const char* AttrKindName(AttrKind kind) {
   return "?";
 }
 
+// Commits and waits, and their groups' token kind, as the effects table
+// lists them (the passes read the same facts).
 bool IsCommit(OpKind kind) {
-  return kind == OpKind::kBulkCommit || kind == OpKind::kWgmmaCommit ||
-         kind == OpKind::kCpAsyncCommit;
+  return FactsOf(kind).sync == SyncKind::kGroupCommit;
 }
 
-bool IsWait(OpKind kind) {
-  return kind == OpKind::kBulkWait || kind == OpKind::kWgmmaWait ||
-         kind == OpKind::kCpAsyncWait;
-}
+bool IsWait(OpKind kind) { return FactsOf(kind).sync == SyncKind::kGroupWait; }
 
 // The token kind a commit returns or a wait takes.
 TokenKind GroupTokenKind(OpKind kind) {
-  switch (kind) {
-    case OpKind::kBulkCommit:
-    case OpKind::kBulkWait:
-      return TokenKind::kBulk;
-    case OpKind::kWgmmaCommit:
-    case OpKind::kWgmmaWait:
-      return TokenKind::kWgmma;
-    default:
-      return TokenKind::kCpAsync;
-  }
+  const std::optional<TokenKind> group = FactsOf(kind).group;
+  KIR_CHECK(group.has_value() && (IsCommit(kind) || IsWait(kind)))
+      << Mnemonic(kind) << " is neither a commit nor a wait";
+  return *group;
 }
 
 bool IsMbarrierOp(OpKind kind) {
