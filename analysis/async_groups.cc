@@ -73,11 +73,7 @@ class CommitCounter {
           loop->DefinesInside(*parent->operand_value(0))) {
         continue;
       }
-      int region = 0;
-      while (region < parent->num_regions() &&
-             &parent->region(region) != child->parent_region()) {
-        ++region;
-      }
+      const int region = child->parent_region()->number_in_parent();
       auto [it, inserted] = taken_.emplace(parent, region);
       if (!inserted && it->second != region) return false;
     }

@@ -2015,15 +2015,6 @@ class OrderingAnalysis {
   bool truncated_ = false;
 };
 
-// Program-order positions, for sorting and for locating pairs.
-std::map<const Op*, int> ProgramOrder(const Kernel& kernel) {
-  std::map<const Op*, int> order;
-  Walk(kernel.body(), [&](const Op& op) {
-    order.emplace(&op, static_cast<int>(order.size()));
-  });
-  return order;
-}
-
 // An edge ends at an async access of data or a use of an mbarrier; without
 // one the proxy walk finds nothing (and its state, which no barrier empties
 // of unfenced generic accesses, would only grow with the kernel).
@@ -2039,6 +2030,29 @@ bool ProxyEdgesPossible(const Kernel& kernel) {
     }
   });
   return possible;
+}
+
+// Program order (Op::IsBefore) on op pointers, the same op not before
+// itself.
+bool EarlierOp(const Op* a, const Op* b) { return a != b && a->IsBefore(*b); }
+
+// The order answers list pairs in, the order a pass visits them: by later
+// access, then earlier access, each in program order.
+bool PairInProgramOrder(const UnorderedPair& x, const UnorderedPair& y) {
+  if (x.second != y.second) return EarlierOp(x.second, y.second);
+  if (x.second_effect != y.second_effect) {
+    return x.second_effect < y.second_effect;
+  }
+  if (x.first != y.first) return EarlierOp(x.first, y.first);
+  if (x.first_effect != y.first_effect) return x.first_effect < y.first_effect;
+  return x.carried < y.carried;
+}
+
+// Edges likewise, then by the fence they need.
+bool EdgeInProgramOrder(const UnfencedPair& x, const UnfencedPair& y) {
+  if (PairInProgramOrder(x.pair, y.pair)) return true;
+  if (PairInProgramOrder(y.pair, x.pair)) return false;
+  return x.need < y.need;
 }
 
 // Of pairs sorted by their later access, when one is within one iteration:
@@ -2065,15 +2079,7 @@ std::vector<UnorderedPair> FindUnorderedPairs(
     const Kernel& kernel, const SyncAnalysisOptions& options) {
   OrderingAnalysis analysis(kernel, options);
   std::vector<UnorderedPair> pairs = analysis.Run();
-  std::map<const Op*, int> order = ProgramOrder(kernel);
-  std::sort(pairs.begin(), pairs.end(),
-            [&](const UnorderedPair& x, const UnorderedPair& y) {
-              return std::make_tuple(order[x.second], x.second_effect,
-                                     order[x.first], x.first_effect,
-                                     x.carried) <
-                     std::make_tuple(order[y.second], y.second_effect,
-                                     order[y.first], y.first_effect, y.carried);
-            });
+  std::sort(pairs.begin(), pairs.end(), PairInProgramOrder);
   if (options.stop_at_first_same_iteration) KeepUpToFirstSameIteration(pairs);
   return pairs;
 }
@@ -2089,16 +2095,7 @@ std::vector<UnfencedPair> FindUnfencedPairs(
   proxy_options.walk_every_class = options.walk_every_class;
   OrderingAnalysis analysis(kernel, proxy_options, placement);
   std::vector<UnfencedPair> pairs = analysis.RunProxy();
-  std::map<const Op*, int> order = ProgramOrder(kernel);
-  auto position = [&](const UnfencedPair& p) {
-    return std::make_tuple(order[p.pair.second], p.pair.second_effect,
-                           order[p.pair.first], p.pair.first_effect,
-                           p.pair.carried, p.need);
-  };
-  std::sort(pairs.begin(), pairs.end(),
-            [&](const UnfencedPair& x, const UnfencedPair& y) {
-              return position(x) < position(y);
-            });
+  std::sort(pairs.begin(), pairs.end(), EdgeInProgramOrder);
   return pairs;
 }
 
@@ -2123,41 +2120,6 @@ std::string DescribeAccess(const Op& op, int effect) {
 
 // ---------------------------------------------------------------------------
 // The dataflow kept across a pass's queries.
-
-namespace {
-
-// The place of `op` in program order: per level from the kernel body down,
-// the region's number in its op and the op's index in the region; paths
-// compare as a pre-order walk numbers the ops.
-std::vector<int> PathOf(const Op& op) {
-  std::vector<int> path;
-  for (const Op* o = &op; o != nullptr; o = o->parent_op()) {
-    const Region* region = o->parent_region();
-    path.push_back(region->IndexOf(o));
-    int number = 0;
-    if (const Op* parent = region->parent_op()) {
-      while (&parent->region(number) != region) ++number;
-    }
-    path.push_back(number);
-  }
-  std::reverse(path.begin(), path.end());
-  return path;
-}
-
-// PathOf, computed once per op.
-class ProgramPaths {
- public:
-  const std::vector<int>& Of(const Op* op) {
-    auto it = paths_.find(op);
-    if (it == paths_.end()) it = paths_.emplace(op, PathOf(*op)).first;
-    return it->second;
-  }
-
- private:
-  std::map<const Op*, std::vector<int>> paths_;
-};
-
-}  // namespace
 
 struct IncrementalOrdering::Impl {
   // What a walk found.
@@ -2650,44 +2612,10 @@ std::vector<UnorderedPair> IncrementalOrdering::UnorderedPairs(
   const std::shared_ptr<const Impl::Answered> found =
       impl_->Answer(ignored, stop_at_first_same_iteration, false);
   std::vector<UnorderedPair> pairs(found->pairs.begin(), found->pairs.end());
-  ProgramPaths paths;
-  auto path = [&](const Op* op) -> const std::vector<int>& {
-    return paths.Of(op);
-  };
-  // Tuples of references: a comparison copies no path.
-  std::sort(
-      pairs.begin(), pairs.end(),
-      [&](const UnorderedPair& x, const UnorderedPair& y) {
-        return std::forward_as_tuple(path(x.second), x.second_effect,
-                                     path(x.first), x.first_effect, x.carried) <
-               std::forward_as_tuple(path(y.second), y.second_effect,
-                                     path(y.first), y.first_effect, y.carried);
-      });
+  std::sort(pairs.begin(), pairs.end(), PairInProgramOrder);
   if (stop_at_first_same_iteration) KeepUpToFirstSameIteration(pairs);
   return pairs;
 }
-
-namespace {
-
-// Sorts edges by (second, first) in program order.
-void SortInProgramOrder(std::vector<UnfencedPair>& edges) {
-  ProgramPaths paths;
-  auto path = [&](const Op* op) -> const std::vector<int>& {
-    return paths.Of(op);
-  };
-  // References into `p` and `paths` (whose entries never move).
-  auto position = [&](const UnfencedPair& p) {
-    return std::forward_as_tuple(path(p.pair.second), p.pair.second_effect,
-                                 path(p.pair.first), p.pair.first_effect,
-                                 p.pair.carried, p.need);
-  };
-  std::sort(edges.begin(), edges.end(),
-            [&](const UnfencedPair& x, const UnfencedPair& y) {
-              return position(x) < position(y);
-            });
-}
-
-}  // namespace
 
 std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
     const std::set<const Op*>& ignored) {
@@ -2695,7 +2623,7 @@ std::vector<UnfencedPair> IncrementalOrdering::UnfencedPairs(
       impl_->Answer(ignored, false, false);
   std::vector<UnfencedPair> pairs(found->unfenced.begin(),
                                   found->unfenced.end());
-  SortInProgramOrder(pairs);
+  std::sort(pairs.begin(), pairs.end(), EdgeInProgramOrder);
   return pairs;
 }
 
@@ -2727,7 +2655,7 @@ std::optional<UnfencedPair> IncrementalOrdering::FirstUnfencedPair() {
       impl_->checkpoints[holding].findings().unfenced;
   std::vector<UnfencedPair> edges(found.begin(), found.end());
   edges_gathered += static_cast<int64_t>(edges.size());
-  SortInProgramOrder(edges);
+  std::sort(edges.begin(), edges.end(), EdgeInProgramOrder);
   auto same_iteration =
       std::find_if(edges.begin(), edges.end(),
                    [](const UnfencedPair& edge) { return !edge.pair.carried; });

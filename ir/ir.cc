@@ -457,12 +457,8 @@ bool Op::IsBefore(const Op& other) const {
   if (rx == nullptr || ry == nullptr) return false;
   if (rx != ry) {
     // Two regions of one op: in region order (or two kernels' bodies).
-    const Op* parent = x->parent_op();
-    for (int r = 0; parent != nullptr && r < parent->num_regions(); ++r) {
-      if (&parent->region(r) == rx) return true;
-      if (&parent->region(r) == ry) return false;
-    }
-    return false;
+    return x->parent_op() != nullptr &&
+           rx->number_in_parent() < ry->number_in_parent();
   }
   return rx->IndexOf(x) < rx->IndexOf(y);
 }
@@ -476,9 +472,8 @@ const Op* Op::PreviousInProgramOrder() const {
     previous = &region->op(index - 1);
   } else {
     // The last op of an earlier region of the parent, else the parent.
-    int number = 0;
-    while (parent != nullptr && &parent->region(number) != region) ++number;
-    for (int r = number - 1; r >= 0 && previous == nullptr; --r) {
+    for (int r = region->number_in_parent() - 1; r >= 0 && previous == nullptr;
+         --r) {
       const Region& earlier = parent->region(r);
       if (!earlier.empty()) previous = &earlier.op(earlier.size() - 1);
     }
@@ -619,6 +614,15 @@ int Region::IndexOf(const Op* op) const {
             slots_[op->slot_].get() == op)
       << "op is not in this region";
   return op->slot_ < gap_begin_ ? op->slot_ : op->slot_ - gap_size_;
+}
+
+int Region::number_in_parent() const {
+  if (parent_op_ == nullptr) return 0;
+  for (int r = 0; r < parent_op_->num_regions(); ++r) {
+    if (&parent_op_->region(r) == this) return r;
+  }
+  KIR_UNREACHABLE() << "region not owned by its parent op";
+  return 0;
 }
 
 namespace {

@@ -430,6 +430,9 @@ class Region {
 
   // Position of `op` in this region; checks that it is here.
   int IndexOf(const Op* op) const;
+  // This region's position among its op's regions (an if's then is 0, its
+  // else 1); 0 for a kernel body.
+  int number_in_parent() const;
 
   // Whether this region lies inside `op`: is one of its regions or nested
   // in one.

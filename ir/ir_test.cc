@@ -251,6 +251,13 @@ kernel @other() block(32) {
     EXPECT_EQ(walked[i]->PreviousInProgramOrder(), walked[i - 1]) << i;
   }
   EXPECT_EQ(other.PreviousInProgramOrder(), nullptr);
+  // Regions are numbered in their op: the outer if's then 0, its else 1.
+  const Op& outer_if = *walked[4];
+  ASSERT_EQ(outer_if.kind(), OpKind::kIf);
+  ASSERT_EQ(outer_if.num_regions(), 2);
+  EXPECT_EQ(outer_if.region(0).number_in_parent(), 0);
+  EXPECT_EQ(outer_if.region(1).number_in_parent(), 1);
+  EXPECT_EQ((*module)->kernels[0]->body().number_in_parent(), 0);
 }
 
 // Serial numbers: unique in the kernel, in creation order, below the

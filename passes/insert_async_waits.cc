@@ -145,14 +145,6 @@ bool IsRelease(const Op& op) {
   return false;
 }
 
-int RegionIndexIn(const Op& parent, const Region* region) {
-  for (int r = 0; r < parent.num_regions(); ++r) {
-    if (&parent.region(r) == region) return r;
-  }
-  KIR_UNREACHABLE() << "region not owned by its parent";
-  return -1;
-}
-
 // Whether `to` can run after `from` without going around a loop: in the
 // innermost region holding both, `to`'s branch comes later (or `to` is in a
 // later region of a splitk, whose body runs before its epilogue).
@@ -168,7 +160,7 @@ bool ReachableAfter(const Op& from, const Op& to) {
     for (int r = 0; r < a->num_regions(); ++r) {
       if (to.AncestorIn(a->region(r)) != nullptr) to_region = r;
     }
-    return to_region > RegionIndexIn(*a, child->parent_region());
+    return to_region > child->parent_region()->number_in_parent();
   }
   return false;
 }
@@ -257,7 +249,7 @@ std::vector<Guard> GuardsOf(const Region* region) {
   for (const Op* parent = region->parent_op(); parent != nullptr;
        region = parent->parent_region(), parent = region->parent_op()) {
     if (parent->kind() == OpKind::kIf || parent->kind() == OpKind::kRole) {
-      guards.push_back(Guard{parent, RegionIndexIn(*parent, region)});
+      guards.push_back(Guard{parent, region->number_in_parent()});
     }
   }
   std::reverse(guards.begin(), guards.end());

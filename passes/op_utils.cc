@@ -68,29 +68,14 @@ std::vector<Op*> InProgramOrder(Kernel& kernel, const OpSet& set) {
     });
     return ordered;
   }
-  // Sorted by place: each op's path of (region number, position) from the
-  // kernel body down, compared as a sequence, is the pre-order.
-  using Path = absl::InlinedVector<int, 8>;
-  std::vector<std::pair<Path, Op*>> placed;
-  placed.reserve(ops.size());
+  // Sorted by place (Op::IsBefore: time in the nesting depth per comparison).
   for (Op* op : ops) {
-    Path path;
-    const Op* at = op;
-    for (; at->parent_op() != nullptr; at = at->parent_op()) {
-      const Region& region = *at->parent_region();
-      path.push_back(region.IndexOf(at));
-      int number = 0;
-      while (&at->parent_op()->region(number) != &region) ++number;
-      path.push_back(number);
+    if (op->TopLevelAncestor()->parent_region() == &kernel.body()) {
+      ordered.push_back(op);
     }
-    if (at->parent_region() != &kernel.body()) continue;  // not in `kernel`
-    path.push_back(kernel.body().IndexOf(at));
-    std::reverse(path.begin(), path.end());
-    placed.emplace_back(std::move(path), op);
   }
-  std::sort(placed.begin(), placed.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [path, op] : placed) ordered.push_back(op);
+  std::sort(ordered.begin(), ordered.end(),
+            [](const Op* a, const Op* b) { return a != b && a->IsBefore(*b); });
   return ordered;
 }
 
