@@ -170,12 +170,16 @@ def main():
       step[tool + "_linear"] = time_ratio <= op_ratio * LINEAR_LIMIT / 10
     linearity.append(step)
 
+  commit = subprocess.run(
+      ["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+      capture_output=True, text=True).stdout.strip() or "?"
   results = {
       "date": datetime.date.today().isoformat(),
       "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                   "load_average_before": load_before},
       "kir_opt": {"command": "kir-opt FILE -o /dev/null",
-                  "build_type": build_type(args.kir_opt)},
+                  "build_type": build_type(args.kir_opt),
+                  "commit": commit},
       "mlir_opt": {"command": "mlir-opt-19 FILE -o /dev/null",
                    "version": tool_version([args.mlir_opt])},
       "repeat": args.repeat,
@@ -187,6 +191,7 @@ def main():
   results["occasions"] = earlier_occasions(args.json) + [{
       "date": results["date"],
       "load_average_before": load_before,
+      "commit": commit,
       "speedups": {str(r["ops"]): round(r["speedup"], 3) for r in rows},
       "kir_bytes_per_op": {
           str(r["ops"]): round(r["kir"]["max_rss_kib"] * 1024 / r["ops"])

@@ -24,6 +24,11 @@ def _count(count):
   return f"{count / 1e3:.3g}k"
 
 
+def _commit(record):
+  """'4258ab6, ' when the run recorded the commit it measured, else ''."""
+  return f"{record['commit']}, " if record.get("commit") else ""
+
+
 def _seconds(value):
   return f"{value * 1e3:.0f} ms" if value < 10 else f"{value:.1f} s"
 
@@ -82,7 +87,9 @@ def render(results):
       f"`TOOL FILE -o /dev/null` (parse, verify, print) on "
       f"{results['machine']['cpu']} ({results['machine']['cores']} cores), "
       f"{results['date']}; "
-      f"kir-opt {results['kir_opt']['build_type']} build, "
+      f"kir-opt {results['kir_opt']['build_type']} build"
+      + (f" at {results['kir_opt']['commit']}"
+         if results["kir_opt"].get("commit") else "") + ", "
       f"{results['mlir_opt']['version']}.")
   lines.append("")
   lines.append(_verdict(results))
@@ -95,7 +102,8 @@ def render(results):
       growth = ", ".join(
           f"{_count(g['from_ops'])} to {_count(g['to_ops'])} {g['kir']:.1f}x "
           f"(mlir-opt {g['mlir']:.1f}x)" for g in occasion.get("growth", []))
-      parts.append(f"{occasion['date']} (load {occasion['load_average_before']}"
+      parts.append(f"{occasion['date']} (" + _commit(occasion) +
+                   f"load {occasion['load_average_before']}"
                    f"): {speedups}" + (f"; time growth {growth}"
                                        if growth else ""))
     lines.append("")
